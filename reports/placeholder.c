@@ -1,0 +1,1 @@
+/* placeholder until reports land */ typedef int smoke_reports_placeholder;

@@ -1,0 +1,76 @@
+/* agentlog: what the agent's own log says happened, and when.
+ *
+ * agent.log holds the SDK's lines verbatim, in its format
+ * `%(asctime)s %(levelname)s %(name)s: %(message)s` (asctime like
+ * `2026-08-12 10:59:30,109`, UTC: the agent payload logs in UTC), plus the
+ * launcher's own notes in the same format under the logger
+ * `band_smoke.launcher`. The evidence gates ask this module three questions:
+ * is the agent ready, did its WebSocket drop after time T, and did it
+ * reconnect after that drop.
+ *
+ * Patterns are substrings of the message. Defaults are the SDK's own lines
+ * (band-protocol.md 8.3); each can be overridden by environment:
+ *   SMOKE_LOG_READY       default "Agent started:"
+ *   SMOKE_LOG_DISCONNECT  default "WebSocket disconnected"
+ *   SMOKE_LOG_RECONNECT   default "WebSocket reconnected"
+ * The launcher's exit note is fixed: AGENTLOG_EXIT_NOTE.
+ */
+#ifndef SMOKE_AGENTLOG_H
+#define SMOKE_AGENTLOG_H
+
+#include <stdint.h>
+
+#include "err.h"
+
+#define AGENTLOG_PATTERN_SZ 128
+#define AGENTLOG_LINE_SZ 512
+#define AGENTLOG_LAUNCHER "band_smoke.launcher"
+#define AGENTLOG_EXIT_NOTE "agent process ended:"
+
+typedef struct agentlog_patterns {
+    char ready[AGENTLOG_PATTERN_SZ];
+    char disconnect[AGENTLOG_PATTERN_SZ];
+    char reconnect[AGENTLOG_PATTERN_SZ];
+} agentlog_patterns;
+
+/* The SDK defaults. */
+void agentlog_patterns_default(agentlog_patterns *p);
+
+/* Defaults, then any SMOKE_LOG_* variable that is set and non-empty.
+ * ERR_CONFIG when one is longer than AGENTLOG_PATTERN_SZ - 1. */
+err_code agentlog_patterns_from_env(agentlog_patterns *p, char *err);
+
+/* One matched line: its own timestamp, where it starts in the file, and
+ * the line itself, redacted and trimmed to fit. at_ms 0 = not found. */
+typedef struct agentlog_event {
+    int64_t at_ms;
+    int64_t offset;
+    char line[AGENTLOG_LINE_SZ];
+} agentlog_event;
+
+typedef struct agentlog_scan {
+    agentlog_event ready;      /* first readiness line */
+    agentlog_event disconnect; /* first disconnect at or after `after_ms` */
+    agentlog_event reconnect;  /* first reconnect after that disconnect */
+    agentlog_event exit;       /* last launcher exit note */
+    int disconnects;           /* disconnect lines at or after after_ms */
+    int reconnects;            /* reconnect lines at or after after_ms */
+} agentlog_scan;
+
+/* Scans `path` from byte `from_offset` (a launch generation's start),
+ * counting only lines stamped at or after `after_ms` for the disconnect and
+ * reconnect questions (readiness and exit: any line past from_offset).
+ * Lines without a parsable timestamp are skipped. A missing file is an
+ * empty log (ERR_OK, nothing found); unreadable is ERR_IO. */
+err_code agentlog_scan_file(const char *path, int64_t from_offset,
+                            int64_t after_ms, const agentlog_patterns *p,
+                            agentlog_scan *out, char *err);
+
+/* Writes one line in the SDK's format to an open log file descriptor, so the
+ * launcher's notes sit beside the agent's own lines:
+ * "2026-12-02 11:46:20,123 INFO band_smoke.launcher: <message>\n". The
+ * message is redacted. Returns ERR_IO if the write fails. */
+err_code agentlog_note(int fd, int64_t wall_ms, const char *level,
+                       const char *logger, const char *message, char *err);
+
+#endif

@@ -1,0 +1,64 @@
+/* config: the settings, from the environment with a dotenv file as fallback.
+ *
+ * The environment wins over the file. The file is `.env.test` at the project
+ * root, or the file named by SMOKE_ENV_FILE (the rehearsal uses that, so the
+ * canary key never sits in any process environment). A set-but-empty
+ * variable counts as unset, like the SDK's pydantic settings.
+ *
+ *   BAND_REST_URL (alias BAND_BASE_URL; BAND_BASE_URL wins when both are set,
+ *                  as pydantic's AliasChoices order does)
+ *   BAND_WS_URL, BAND_API_KEY_USER (secret), E2E_TIMEOUT (s, default 120)
+ *   SBX_SANDBOX, SBX_WORKSPACE, SBX_BIN (default "sbx", found on PATH)
+ *   SMOKE_STATE_DIR (default <project root>/.sandbox-smoke)
+ *   SMOKE_SDK_SPEC (default "band-sdk")
+ *
+ * config_load registers BAND_API_KEY_USER with redact the moment it is read.
+ * Error texts name the variable, never its value.
+ */
+#ifndef SMOKE_CONFIG_H
+#define SMOKE_CONFIG_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+#define CONFIG_URL_SZ 512
+#define CONFIG_PATH_SZ 1024
+
+typedef struct config {
+    char project_root[CONFIG_PATH_SZ]; /* this checkout */
+    char rest_url[CONFIG_URL_SZ];      /* "" when unset */
+    char ws_url[CONFIG_URL_SZ];
+    char api_key_user[256];            /* secret: never print */
+    int e2e_timeout_s;
+    char sandbox[128];
+    char workspace[CONFIG_PATH_SZ];
+    char sbx_bin[CONFIG_PATH_SZ];
+    char state_dir[CONFIG_PATH_SZ];
+    char sdk_spec[128];
+    char env_file[CONFIG_PATH_SZ];     /* the dotenv file consulted */
+    int env_file_found;
+} config;
+
+/* Reads everything; never fails on a missing optional setting (preflight
+ * reports those). ERR_CONFIG for a malformed value (E2E_TIMEOUT not a
+ * positive integer, an over-long value), ERR_IO for an unreadable dotenv. */
+err_code config_load(config *cfg, const char *project_root, char *err);
+
+/* The production guard of design section 6: both URLs set, neither the
+ * SDK's production default, no app.band.ai host at all; compared after
+ * normalising case, trailing slash and default port (443 for https/wss, 80
+ * for http/ws). ERR_CONFIG when a URL is unset or malformed,
+ * ERR_PRODUCTION when it points at production. Re-checked by every
+ * Band-touching step. */
+err_code config_check_staging(const config *cfg, char *err);
+
+/* One URL: 1 when production (an app.band.ai host, any scheme), 0 when not. */
+int config_url_is_production(const char *url);
+
+/* Host and port of a URL ("https://h:8443/x" -> "h", 8443; the scheme's
+ * default port when none). ERR_CONFIG when it is not a URL we can use. */
+err_code config_url_host_port(const char *url, char *host, size_t host_sz,
+                              int *port, char *err);
+
+#endif

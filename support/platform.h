@@ -1,0 +1,30 @@
+/* platform: the only place that knows Linux from macOS.
+ *
+ * Everything else in this suite is POSIX C11. What POSIX does not give us
+ * lives here, behind #ifdef, each with a Linux and a macOS implementation:
+ * the suspend-aware clocks and the identity of a running process.
+ */
+#ifndef SMOKE_PLATFORM_H
+#define SMOKE_PLATFORM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Milliseconds of a clock that stops while the host is suspended. */
+int64_t plat_awake_ms(void);
+
+/* Milliseconds of a clock that keeps counting while the host is suspended. */
+int64_t plat_total_ms(void);
+
+/* A token naming one process incarnation: its start time in the kernel's own
+ * units (Linux: clock ticks since boot from /proc/PID/stat; macOS: the
+ * start timeval from sysctl KERN_PROC, in microseconds). A pid alone can be
+ * reused; pid plus this token cannot. Returns 0 when the process does not
+ * exist or cannot be inspected. */
+uint64_t plat_proc_start_token(pid_t pid);
+
+/* True when `pid` runs and is still the incarnation named by `token`. A
+ * zombie (exited, not yet reaped) counts as not alive. */
+int plat_proc_alive(pid_t pid, uint64_t token);
+
+#endif

@@ -1,0 +1,49 @@
+/* redact: the one layer every printed or persisted byte passes through.
+ *
+ * Two kinds of things are masked as "[REDACTED]":
+ * - registered secret values (BAND_API_KEY_USER, every minted agent key),
+ *   wherever they appear, even inside other words;
+ * - patterns that carry a key whatever its value: an `X-API-Key:` header
+ *   (any case), `api_key=` in a query or form, and `BAND_API_KEY=` /
+ *   `BAND_API_KEY_USER=` assignments.
+ *
+ * The registry is process-wide on purpose, and it is the only global in
+ * support/: a secret learned anywhere (config load, a REST response) must
+ * be masked everywhere, including in library log callbacks (libwebsockets,
+ * libcurl) that carry no user pointer. It is append-only during a process;
+ * redact_clear() exists for tests.
+ */
+#ifndef SMOKE_REDACT_H
+#define SMOKE_REDACT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "err.h"
+
+#define REDACT_MASK "[REDACTED]"
+#define REDACT_MAX_SECRETS 32
+
+/* Registers a secret value (copied). Values shorter than 8 bytes are refused
+ * with ERR_USAGE: masking them would shred ordinary text, and no real key
+ * is that short. ERR_FULL past REDACT_MAX_SECRETS. Re-adding is a no-op. */
+err_code redact_add_secret(const char *value);
+
+/* Forgets every secret (tests only). */
+void redact_clear(void);
+
+/* A malloc'd copy of `text` with secrets and key patterns masked; NULL only
+ * when out of memory. */
+char *redact_str(const char *text);
+
+/* Same, into a caller buffer (always NUL-terminated, truncated to cap). */
+void redact_into(const char *text, char *out, size_t cap);
+
+/* True when `text` holds a registered secret value (not a pattern). */
+int redact_has_secret(const char *text, size_t len);
+
+/* printf that redacts before writing. Returns what fputs returns. */
+int redact_fprintf(FILE *fp, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif
