@@ -18,7 +18,7 @@ static const char *const names[ERR__COUNT] = {
     [ERR_HTTP] = "http error",
     [ERR_PROTOCOL] = "protocol error",
     [ERR_PROCESS] = "process error",
-    [ERR_STATE] = "wrong run state",
+    [ERR_WRONG_STATE] = "wrong run state",
     [ERR_FULL] = "table full",
     [ERR_CLOSED] = "closed for good",
 };

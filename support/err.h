@@ -31,7 +31,7 @@ typedef enum err_code {
     ERR_HTTP,       /* the server answered with an error status */
     ERR_PROTOCOL,   /* the peer answered something we cannot use */
     ERR_PROCESS,    /* a child process could not run or failed */
-    ERR_STATE,      /* the operation does not fit the current run state */
+    ERR_WRONG_STATE, /* the operation does not fit the current run state */
     ERR_FULL,       /* a fixed-size table is full */
     ERR_CLOSED,     /* the peer closed for good; no retry will help */
     ERR__COUNT

@@ -1,0 +1,28 @@
+/* actions: the body of each phase, one function per phase.
+ *
+ * Grouped by what they touch: act_run.c (the run itself: start,
+ * checkpoints, report), act_band.c (probes and cleanup), act_sandbox.c
+ * (preflight, sandbox, launch, daemon restart, teardown). Each runs inside
+ * a CUnit test case with the run state loaded and locked (see phases.h).
+ */
+#ifndef SMOKE_ACTIONS_H
+#define SMOKE_ACTIONS_H
+
+#include "phases.h"
+
+void act_start(phase_env *env);
+void act_preflight(phase_env *env);
+void act_sandbox(phase_env *env);
+void act_launch(phase_env *env);
+void act_probe(phase_env *env); /* initial, after-wifi-reconnect, after-sleep-wake */
+void act_wifi_checkpoint(phase_env *env);
+void act_sleep_checkpoint(phase_env *env);
+void act_daemon_restart(phase_env *env);
+void act_cleanup(phase_env *env);
+void act_report(phase_env *env);
+void act_teardown(phase_env *env);
+
+/* The scope statement the start phase reads out (from the seed workflow). */
+extern const char act_scope[];
+
+#endif

@@ -1,0 +1,101 @@
+/* realpath() is XSI in glibc headers. */
+#define _XOPEN_SOURCE 700
+
+#include "ctx.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CTX_LOCK_WAIT_MS 10000
+
+/* The launcher is this same executable; find it the portable way: argv[0]
+ * resolved against the working directory, or looked up on PATH. */
+static void keep_if_fits(const char *path, char *out, size_t cap)
+{
+    size_t len = strlen(path);
+    if (len < cap)
+        memcpy(out, path, len + 1);
+}
+
+static void find_self(const char *argv0, char *out, size_t cap)
+{
+    char resolved[PATH_MAX];
+    out[0] = '\0';
+    if (strchr(argv0, '/')) {
+        if (realpath(argv0, resolved))
+            keep_if_fits(resolved, out, cap);
+        return;
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        return;
+    char *copy = strdup(path), *save = NULL;
+    for (char *dir = copy ? strtok_r(copy, ":", &save) : NULL; dir;
+         dir = strtok_r(NULL, ":", &save)) {
+        char candidate[PATH_MAX];
+        snprintf(candidate, sizeof candidate, "%s/%s", dir, argv0);
+        if (access(candidate, X_OK) == 0 && realpath(candidate, resolved)) {
+            keep_if_fits(resolved, out, cap);
+            break;
+        }
+    }
+    free(copy);
+}
+
+err_code ctx_init(smoke_ctx *ctx, const char *argv0, char *err)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->lock_fd = -1;
+    ctx->out = stdout;
+    ctx->clock = clock_system();
+    find_self(argv0, ctx->self_exe, sizeof ctx->self_exe);
+
+    err_code rc = config_load(&ctx->cfg, SMOKE_SOURCE_DIR, err);
+    if (rc != ERR_OK)
+        return rc;
+    rc = agentlog_patterns_from_env(&ctx->patterns, err);
+    if (rc != ERR_OK)
+        return rc;
+    rc = state_store_init(&ctx->store, ctx->cfg.state_dir, &ctx->clock, err);
+    if (rc != ERR_OK)
+        return rc;
+    snprintf(ctx->agent_log, sizeof ctx->agent_log, "%s/agent.log", ctx->store.dir);
+    return ERR_OK;
+}
+
+err_code ctx_lock(smoke_ctx *ctx, char *err)
+{
+    if (ctx->lock_fd >= 0)
+        return ERR_OK;
+    return state_lock(&ctx->store, CTX_LOCK_WAIT_MS, &ctx->lock_fd, err);
+}
+
+err_code ctx_load(smoke_ctx *ctx, char *err)
+{
+    state_free(ctx->st);
+    ctx->st = NULL;
+    return state_load(&ctx->store, &ctx->st, err);
+}
+
+err_code ctx_save(smoke_ctx *ctx, char *err)
+{
+    if (!ctx->st)
+        return err_set(err, ERR_WRONG_STATE, "no run state to save");
+    return state_save(&ctx->store, ctx->st, err);
+}
+
+int64_t ctx_now(const smoke_ctx *ctx)
+{
+    return clock_wall_ms(&ctx->clock);
+}
+
+void ctx_close(smoke_ctx *ctx)
+{
+    state_free(ctx->st);
+    ctx->st = NULL;
+    if (ctx->lock_fd >= 0)
+        state_unlock(ctx->lock_fd);
+    ctx->lock_fd = -1;
+}

@@ -1,0 +1,51 @@
+/* ctx: what one band-smoke invocation works with.
+ *
+ * Settings, where the run state lives, the run state itself (loaded and
+ * locked for the whole invocation when it writes), the clock, and where
+ * operator output goes. main() owns the one smoke_ctx of a process and
+ * passes it down; nothing below main keeps a pointer to it after returning.
+ */
+#ifndef SMOKE_CTX_H
+#define SMOKE_CTX_H
+
+#include <stdio.h>
+
+#include "agentlog.h"
+#include "clock.h"
+#include "config.h"
+#include "err.h"
+#include "state.h"
+
+typedef struct smoke_ctx {
+    config cfg;
+    state_store store;
+    state_t *st;       /* NULL until loaded; NULL when no run exists yet */
+    int lock_fd;       /* -1 when not holding the state lock */
+    clock_src clock;
+    agentlog_patterns patterns;
+    char agent_log[STATE_PATH_SZ + 16]; /* <state dir>/agent.log */
+    char self_exe[STATE_PATH_SZ];       /* this band-smoke, for the launcher */
+    FILE *out;                          /* operator output */
+} smoke_ctx;
+
+/* Reads settings and log patterns, prepares the state folder. Does not load
+ * the run state. ERR_CONFIG / ERR_IO with a message. */
+err_code ctx_init(smoke_ctx *ctx, const char *argv0, char *err);
+
+/* Takes the state lock (waits up to 10 s) for a writing invocation. */
+err_code ctx_lock(smoke_ctx *ctx, char *err);
+
+/* Loads state.json into ctx->st. ERR_NOTFOUND leaves ctx->st NULL;
+ * ERR_CORRUPT is passed through with the loader's message, untouched. */
+err_code ctx_load(smoke_ctx *ctx, char *err);
+
+/* Saves ctx->st atomically. */
+err_code ctx_save(smoke_ctx *ctx, char *err);
+
+/* Now, from the context's clock. */
+int64_t ctx_now(const smoke_ctx *ctx);
+
+/* Frees the state and releases the lock. */
+void ctx_close(smoke_ctx *ctx);
+
+#endif

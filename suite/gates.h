@@ -1,0 +1,37 @@
+/* gates: what must be true before a phase may run.
+ *
+ * A gate is data: one rule per phase (gates.c) naming the run it needs, the
+ * phase that must have passed before it, the probe whose latest attempt must
+ * have passed, and an optional evidence check (design section 5). A closed
+ * gate has a reason that says what is missing and what to do, printed as
+ * the phase's first line `SKIPPED: <reason>` (exit 77).
+ *
+ * Checkpoints hold the run: after the Wi-Fi or sleep checkpoint passes,
+ * every later phase except the one that resumes it stays closed until that
+ * one passes, so one `ctest -R phase` never runs past an operator step.
+ *
+ * Evidence gates record what they measured into the run state when they
+ * open (state_t.evidence), which is why gate_check takes the context.
+ */
+#ifndef SMOKE_GATES_H
+#define SMOKE_GATES_H
+
+#include "ctx.h"
+#include "phases.h"
+
+#define GATE_HOST_SLEEP_MIN_MS 30000
+
+typedef struct gate_verdict {
+    int open;
+    char reason[1024];
+} gate_verdict;
+
+/* Decides whether phase `id` may run now, from ctx->st (NULL = no run),
+ * agent.log and the clock. */
+void gate_check(smoke_ctx *ctx, phase_id id, gate_verdict *out);
+
+/* True when the run waits at an operator checkpoint for `id`; fills the
+ * resume instruction. Part of gate_check; exposed for `status`. */
+int gate_held(const smoke_ctx *ctx, phase_id id, gate_verdict *out);
+
+#endif
