@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "ctx.h"
 #include "engine.h"
+#include "launcher.h"
 #include "phases.h"
 #include "redact.h"
 
@@ -106,6 +107,8 @@ int main(int argc, char **argv)
     /* Line-buffered so ctest and an AI client see each line as it happens,
      * and a killed process loses at most one line. */
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc >= 2 && !strcmp(argv[1], "_launcher"))
+        return launcher_main(argc - 2, argv + 2);
     if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
         !strcmp(argv[1], "-h"))
         return argc < 2 ? usage() : (fputs(usage_text, stdout), 0);

@@ -46,16 +46,20 @@ int64_t clock_mono_ms(void);
  * (a reboot in between, or readings out of order). */
 int64_t clock_slept_ms(const clock_reading *before, const clock_reading *after);
 
-/* "2026-12-02T11:46:20.123Z" into buf (at least CLOCK_ISO_SZ bytes). */
+/* "2026-12-02T11:46:20.123Z" into buf (at least CLOCK_ISO_SZ bytes); returns
+ * buf. Times outside the years 0000-9999 are clamped to them. */
 #define CLOCK_ISO_SZ 32
 char *clock_format_iso(int64_t wall_ms, char *buf);
 
 /* Parses ISO-8601 UTC ("...Z", optional fraction, optional "+00:00", a
  * missing zone is taken as UTC) and Python logging's asctime
- * ("2026-08-12 10:59:30,109", taken as UTC). ERR_CORRUPT if it is neither. */
+ * ("2026-08-12 10:59:30,109", taken as UTC). Other "+hh:mm" offsets are
+ * converted to UTC; digits past milliseconds are cut. ERR_CORRUPT if it is
+ * neither (then *wall_ms is untouched); ERR_USAGE for NULL arguments. */
 err_code clock_parse_iso(const char *text, int64_t *wall_ms);
 
-/* "1.2 s", "3 min 4 s", "2 h 5 min": short human durations for reports. */
+/* "850 ms", "1.2 s", "3 min 4 s", "2 h 5 min": short human durations for
+ * reports, rounded to the unit shown; a negative ms is "unknown". */
 #define CLOCK_DUR_SZ 32
 char *clock_format_duration(int64_t ms, char *buf);
 

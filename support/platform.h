@@ -24,7 +24,8 @@ int64_t plat_total_ms(void);
 uint64_t plat_proc_start_token(pid_t pid);
 
 /* True when `pid` runs and is still the incarnation named by `token`. A
- * zombie (exited, not yet reaped) counts as not alive. */
+ * zombie (exited, not yet reaped) counts as not alive; a token of 0 (never
+ * learned) matches nothing. */
 int plat_proc_alive(pid_t pid, uint64_t token);
 
 #endif

@@ -57,8 +57,8 @@ typedef enum run_phase {
     RUN__COUNT
 } run_phase;
 
-const char *state_run_phase_name(run_phase p);
-err_code state_run_phase_parse(const char *name, run_phase *out);
+const char *state_run_phase_name(run_phase p); /* "unknown" out of range */
+err_code state_run_phase_parse(const char *name, run_phase *out); /* ERR_USAGE */
 
 typedef enum state_result {
     RESULT_NONE = 0, /* never run in this run */
@@ -184,8 +184,10 @@ err_code state_load(const state_store *store, state_t **out, char *err);
 err_code state_save(const state_store *store, state_t *st, char *err);
 
 /* JSON text <-> state, exposed for tests and the fuzzer. state_parse never
- * reads past len and never crashes on any input. `what` names the source
- * in messages (a path). state_to_json returns malloc'd text or NULL. */
+ * reads past len and never crashes on any input; on failure *out is
+ * untouched. `what` names the source in messages (a path). state_to_json
+ * returns malloc'd text or NULL; it is exact and does not redact
+ * (state_save redacts each string before it is written). */
 err_code state_parse(const char *json, size_t len, const char *what,
                      state_t *out, char *err);
 char *state_to_json(const state_t *st);
@@ -194,9 +196,11 @@ char *state_to_json(const state_t *st);
 int state_is_terminal(const state_t *st);
 int state_is_stale(const state_t *st, int64_t now_ms);
 
-/* Archives *st as state.<run_id>.json (atomic, 0600), then replaces *st with
- * a fresh saved run carrying over unreaped room/agent ids (carried_from
- * set). On failure *st is untouched. */
+/* Archives *st as state.<run_id>.json (atomic, 0600; state.<run_id>-2.json
+ * and so on when that name is taken: an archive is never overwritten), then
+ * replaces *st with a fresh saved run carrying over unreaped room/agent ids
+ * (carried_from set when it carried any). On failure *st is untouched and
+ * no archive is left behind. */
 err_code state_rotate(const state_store *store, state_t **st, char *err);
 
 /* Loads the run to continue, or makes one: no file -> a fresh saved run;
@@ -216,7 +220,9 @@ err_code state_add_probe(state_t *st, const state_probe *probe);
 const state_probe *state_latest_probe(const state_t *st, const char *label);
 int state_probe_attempts(const state_t *st, const char *label);
 
-/* Phase results: the latest result per phase name replaces the previous. */
+/* Phase results: the latest result per phase name replaces the previous,
+ * in place. RESULT_NONE removes the entry (state_phase then returns NULL).
+ * ERR_USAGE for an empty or over-long name, ERR_FULL past STATE_MAX_PHASES. */
 err_code state_set_phase(state_t *st, const char *name, state_result status,
                          int64_t at_ms, int64_t duration_ms,
                          const char *detail);
@@ -233,14 +239,17 @@ typedef enum state_verdict {
 } state_verdict;
 
 /* PASS when every mandatory probe's latest attempt passed and the run is not
- * failed; FAIL when any latest attempt failed or the phase is failed;
- * INCOMPLETE otherwise. */
+ * failed; FAIL when any label's latest attempt failed or the phase is
+ * failed (FAIL wins over a missing probe); INCOMPLETE otherwise. */
 state_verdict state_verdict_of(const state_t *st);
 const char *state_verdict_name(state_verdict v); /* "PASS", "FAIL", ... */
 
 /* Advisory lock on the state folder so two band-smoke processes never
  * interleave a load-modify-save. Waits up to timeout_ms. *fd is passed to
- * state_unlock. ERR_TIMEOUT when another process holds it too long. */
+ * state_unlock. ERR_TIMEOUT when another process holds it too long. The
+ * lock (fcntl, on `.lock` in the folder) belongs to the process: take it
+ * once per process, not once per caller. Taking it also removes the temp
+ * files of writers that died mid-save: every writer saves under the lock. */
 err_code state_lock(const state_store *store, int timeout_ms, int *fd,
                     char *err);
 void state_unlock(int fd);
