@@ -1,1 +1,0 @@
-/* placeholder until reports land */ typedef int smoke_reports_placeholder;
