@@ -8,8 +8,9 @@
  * is the agent ready, did its WebSocket drop after time T, and did it
  * reconnect after that drop.
  *
- * Patterns are substrings of the message. Defaults are the SDK's own lines
- * (band-protocol.md 8.3); each can be overridden by environment:
+ * Patterns are substrings of a line after its timestamp (level, logger and
+ * message, so a pattern may name the logger too). Defaults are the SDK's
+ * own lines (band-protocol.md 8.3); each can be overridden by environment:
  *   SMOKE_LOG_READY       default "Agent started:"
  *   SMOKE_LOG_DISCONNECT  default "WebSocket disconnected"
  *   SMOKE_LOG_RECONNECT   default "WebSocket reconnected"
@@ -60,8 +61,11 @@ typedef struct agentlog_scan {
 /* Scans `path` from byte `from_offset` (a launch generation's start),
  * counting only lines stamped at or after `after_ms` for the disconnect and
  * reconnect questions (readiness and exit: any line past from_offset).
- * Lines without a parsable timestamp are skipped. A missing file is an
- * empty log (ERR_OK, nothing found); unreadable is ERR_IO. */
+ * Lines without a parsable timestamp are skipped; a line longer than 4 KiB
+ * is judged by its first 4 KiB (timestamp, logger and the start of the
+ * message are all there). The reconnect must follow the disconnect in the
+ * file and not be stamped before it. A missing file is an empty log (ERR_OK,
+ * nothing found); unreadable is ERR_IO. */
 err_code agentlog_scan_file(const char *path, int64_t from_offset,
                             int64_t after_ms, const agentlog_patterns *p,
                             agentlog_scan *out, char *err);

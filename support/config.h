@@ -3,17 +3,26 @@
  * The environment wins over the file. The file is `.env.test` at the project
  * root, or the file named by SMOKE_ENV_FILE (the rehearsal uses that, so the
  * canary key never sits in any process environment). A set-but-empty
- * variable counts as unset, like the SDK's pydantic settings.
+ * variable counts as unset, like the SDK's pydantic settings (so the file's
+ * value, if any, applies).
+ *
+ * The file: `NAME=VALUE` lines, an optional `export ` prefix, `#` comment
+ * lines, blank lines; values bare (an inline ` #` comment and trailing
+ * blanks dropped), 'single-quoted' (literal) or "double-quoted" (\" and \\
+ * escapes). The last assignment of a name wins. Any other line is
+ * ERR_CONFIG naming the file and line number, never the line's text.
  *
  *   BAND_REST_URL (alias BAND_BASE_URL; BAND_BASE_URL wins when both are set,
- *                  as pydantic's AliasChoices order does)
+ *                  in the environment or the file, as pydantic's
+ *                  AliasChoices order does after load_dotenv)
  *   BAND_WS_URL, BAND_API_KEY_USER (secret), E2E_TIMEOUT (s, default 120)
  *   SBX_SANDBOX, SBX_WORKSPACE, SBX_BIN (default "sbx", found on PATH)
  *   SMOKE_STATE_DIR (default <project root>/.sandbox-smoke)
  *   SMOKE_SDK_SPEC (default "band-sdk")
  *
- * config_load registers BAND_API_KEY_USER with redact the moment it is read.
- * Error texts name the variable, never its value.
+ * config_load registers BAND_API_KEY_USER with redact the moment it is read
+ * (a key under 8 bytes cannot be registered; it is kept, and preflight
+ * reports it). Error texts name the variable, never its value.
  */
 #ifndef SMOKE_CONFIG_H
 #define SMOKE_CONFIG_H
@@ -28,6 +37,8 @@
 typedef struct config {
     char project_root[CONFIG_PATH_SZ]; /* this checkout */
     char rest_url[CONFIG_URL_SZ];      /* "" when unset */
+    char rest_url_var[16];             /* "BAND_BASE_URL" or "BAND_REST_URL":
+                                          which alias it came from */
     char ws_url[CONFIG_URL_SZ];
     char api_key_user[256];            /* secret: never print */
     int e2e_timeout_s;
@@ -57,7 +68,9 @@ err_code config_check_staging(const config *cfg, char *err);
 int config_url_is_production(const char *url);
 
 /* Host and port of a URL ("https://h:8443/x" -> "h", 8443; the scheme's
- * default port when none). ERR_CONFIG when it is not a URL we can use. */
+ * default port when none; "http://[::1]:8080" -> "::1", without brackets).
+ * Schemes: http, https, ws, wss. ERR_CONFIG when it is not a URL we can
+ * use; the message never quotes the URL. */
 err_code config_url_host_port(const char *url, char *host, size_t host_sz,
                               int *port, char *err);
 

@@ -3,15 +3,24 @@
  * Two kinds of things are masked as "[REDACTED]":
  * - registered secret values (BAND_API_KEY_USER, every minted agent key),
  *   wherever they appear, even inside other words;
- * - patterns that carry a key whatever its value: an `X-API-Key:` header
- *   (any case), `api_key=` in a query or form, and `BAND_API_KEY=` /
- *   `BAND_API_KEY_USER=` assignments.
+ * - patterns that carry a key whatever its value, the key name kept and the
+ *   value masked: an `X-API-Key:` header (any case, blanks before the
+ *   colon allowed; value to the end of the line), `api_key=` in a query or
+ *   form (any case; value to `&`, a quote, whitespace or the end), and
+ *   `BAND_API_KEY=` / `BAND_API_KEY_USER=` (any BAND_API_KEY* name)
+ *   assignments (value to whitespace, or to its closing quote).
  *
  * The registry is process-wide on purpose, and it is the only global in
  * support/: a secret learned anywhere (config load, a REST response) must
  * be masked everywhere, including in library log callbacks (libwebsockets,
  * libcurl) that carry no user pointer. It is append-only during a process;
- * redact_clear() exists for tests.
+ * redact_clear() exists for tests. It has no lock: the suite registers and
+ * redacts on one thread (lws and curl call back on the thread that drives
+ * them).
+ *
+ * Every occurrence of every secret is found before anything is replaced, so
+ * overlapping or nested secrets are masked whole; adjacent masked bytes
+ * become a single REDACT_MASK.
  */
 #ifndef SMOKE_REDACT_H
 #define SMOKE_REDACT_H

@@ -1,0 +1,256 @@
+#include "agentlog.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "redact.h"
+
+/* A line longer than this is judged by its head alone: timestamp, level,
+ * logger and the start of the message, where every pattern sits, fit. */
+#define SCAN_LINE_SZ 4096
+/* Python's asctime: "2026-08-12 10:59:30,109" */
+#define ASCTIME_LEN 23
+#define ASCTIME_SZ 32
+
+/* ---- patterns ---------------------------------------------------------- */
+
+void agentlog_patterns_default(agentlog_patterns *p)
+{
+    snprintf(p->ready, sizeof p->ready, "%s", "Agent started:");
+    snprintf(p->disconnect, sizeof p->disconnect, "%s", "WebSocket disconnected");
+    snprintf(p->reconnect, sizeof p->reconnect, "%s", "WebSocket reconnected");
+}
+
+static err_code pattern_from_env(const char *name, char *pattern, char *err)
+{
+    const char *value = getenv(name);
+    if (!value || !*value)
+        return ERR_OK;
+    size_t len = strlen(value);
+    if (len >= AGENTLOG_PATTERN_SZ)
+        return err_set(err, ERR_CONFIG, "%s is longer than %d bytes", name,
+                       AGENTLOG_PATTERN_SZ - 1);
+    memcpy(pattern, value, len + 1);
+    return ERR_OK;
+}
+
+err_code agentlog_patterns_from_env(agentlog_patterns *p, char *err)
+{
+    agentlog_patterns_default(p);
+    err_code rc = pattern_from_env("SMOKE_LOG_READY", p->ready, err);
+    if (rc == ERR_OK)
+        rc = pattern_from_env("SMOKE_LOG_DISCONNECT", p->disconnect, err);
+    if (rc == ERR_OK)
+        rc = pattern_from_env("SMOKE_LOG_RECONNECT", p->reconnect, err);
+    return rc;
+}
+
+/* ---- one line ---------------------------------------------------------- */
+
+/* A line split along the SDK's format. `message` is NULL when the text
+ * after the timestamp is not "<level> <logger>: <message>". */
+typedef struct log_line {
+    int64_t at_ms;
+    const char *body; /* everything after the timestamp */
+    const char *logger;
+    size_t logger_len;
+    const char *message;
+} log_line;
+
+/* 1 when `text` starts with a timestamp this module can trust. */
+static int parse_line(const char *text, log_line *out)
+{
+    char stamp[ASCTIME_LEN + 1];
+    if (strnlen(text, ASCTIME_LEN + 1) <= ASCTIME_LEN || text[ASCTIME_LEN] != ' ')
+        return 0;
+    memcpy(stamp, text, ASCTIME_LEN);
+    stamp[ASCTIME_LEN] = '\0';
+    if (clock_parse_iso(stamp, &out->at_ms) != ERR_OK)
+        return 0;
+    out->body = text + ASCTIME_LEN + 1;
+    out->logger = NULL;
+    out->logger_len = 0;
+    out->message = NULL;
+    const char *level_end = strchr(out->body, ' ');
+    const char *colon = level_end ? strstr(level_end + 1, ": ") : NULL;
+    if (colon) {
+        out->logger = level_end + 1;
+        out->logger_len = (size_t)(colon - out->logger);
+        if (out->logger_len > 0 && !memchr(out->logger, ' ', out->logger_len))
+            out->message = colon + 2;
+    }
+    return 1;
+}
+
+/* An empty pattern would match every line; it matches none instead. */
+static int contains(const char *text, const char *pattern)
+{
+    return pattern[0] != '\0' && strstr(text, pattern) != NULL;
+}
+
+static int is_exit_note(const log_line *line)
+{
+    size_t n = strlen(AGENTLOG_LAUNCHER);
+    return line->message && line->logger_len == n &&
+           memcmp(line->logger, AGENTLOG_LAUNCHER, n) == 0 &&
+           strstr(line->message, AGENTLOG_EXIT_NOTE) != NULL;
+}
+
+static void record(agentlog_event *ev, const log_line *line, int64_t offset,
+                   const char *text)
+{
+    ev->at_ms = line->at_ms;
+    ev->offset = offset;
+    redact_into(text, ev->line, sizeof ev->line);
+}
+
+static void judge_line(const char *text, int64_t offset, int64_t after_ms,
+                       const agentlog_patterns *p, agentlog_scan *out)
+{
+    log_line line;
+    if (!parse_line(text, &line))
+        return;
+    if (!out->ready.at_ms && contains(line.body, p->ready))
+        record(&out->ready, &line, offset, text);
+    if (is_exit_note(&line))
+        record(&out->exit, &line, offset, text);
+    if (line.at_ms < after_ms)
+        return;
+    /* Reconnect is judged before this line can become the disconnect, so a
+     * line matching both patterns is never its own recovery. */
+    if (contains(line.body, p->reconnect)) {
+        out->reconnects++;
+        if (out->disconnect.at_ms && !out->reconnect.at_ms &&
+            line.at_ms >= out->disconnect.at_ms)
+            record(&out->reconnect, &line, offset, text);
+    }
+    if (contains(line.body, p->disconnect)) {
+        out->disconnects++;
+        if (!out->disconnect.at_ms)
+            record(&out->disconnect, &line, offset, text);
+    }
+}
+
+/* Reads one line into buf (newline and a trailing CR dropped), consuming the
+ * whole line from fp even when only its head fits. Returns the bytes
+ * consumed, 0 at end of file. */
+static size_t read_line(FILE *fp, char *buf, size_t cap)
+{
+    size_t used = 0, consumed = 0;
+    int c;
+    while ((c = getc(fp)) != EOF) {
+        consumed++;
+        if (c == '\n')
+            break;
+        if (used + 1 < cap)
+            buf[used++] = (char)c;
+    }
+    if (used > 0 && buf[used - 1] == '\r')
+        used--;
+    buf[used] = '\0';
+    return consumed;
+}
+
+err_code agentlog_scan_file(const char *path, int64_t from_offset,
+                            int64_t after_ms, const agentlog_patterns *p,
+                            agentlog_scan *out, char *err)
+{
+    if (!path || !p || !out || from_offset < 0)
+        return err_set(err, ERR_USAGE, "agentlog_scan_file: missing argument or negative offset");
+    memset(out, 0, sizeof *out);
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        if (errno == ENOENT)
+            return ERR_OK; /* the agent has not written anything yet */
+        return err_set(err, ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    }
+    if (fseeko(fp, (off_t)from_offset, SEEK_SET) != 0) {
+        int e = errno;
+        fclose(fp);
+        return err_set(err, ERR_IO, "cannot seek in %s: %s", path, strerror(e));
+    }
+    char text[SCAN_LINE_SZ];
+    int64_t offset = from_offset;
+    size_t consumed;
+    while ((consumed = read_line(fp, text, sizeof text)) > 0) {
+        judge_line(text, offset, after_ms, p, out);
+        offset += (int64_t)consumed;
+    }
+    int read_errno = ferror(fp) ? errno : 0;
+    fclose(fp);
+    if (read_errno)
+        return err_set(err, ERR_IO, "cannot read %s: %s", path, strerror(read_errno));
+    return ERR_OK;
+}
+
+/* ---- writing a note ---------------------------------------------------- */
+
+static int format_asctime(int64_t wall_ms, char *buf, size_t cap)
+{
+    int64_t secs = wall_ms / 1000, ms = wall_ms % 1000;
+    if (ms < 0) { /* floor, so times before 1970 still read forwards */
+        ms += 1000;
+        secs--;
+    }
+    time_t t = (time_t)secs;
+    struct tm tm;
+    if (!gmtime_r(&t, &tm))
+        return 0;
+    size_t n = strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm);
+    return n > 0 && snprintf(buf + n, cap - n, ",%03d", (int)ms) == 4;
+}
+
+/* A message with a line break would split the note in two, and its second
+ * half could pass for an SDK line (a forged "WebSocket reconnected"). */
+static void flatten(char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (text[i] == '\n' || text[i] == '\r')
+            text[i] = ' ';
+}
+
+/* One write(2): on an O_APPEND file a single write lands whole, so notes
+ * never interleave with the agent's own lines. */
+static err_code write_once(int fd, const char *line, size_t len, char *err)
+{
+    ssize_t w;
+    do
+        w = write(fd, line, len);
+    while (w < 0 && errno == EINTR);
+    if (w < 0)
+        return err_set(err, ERR_IO, "cannot write agent log note: %s", strerror(errno));
+    if ((size_t)w != len)
+        return err_set(err, ERR_IO, "agent log note cut short (%zd of %zu bytes)", w, len);
+    return ERR_OK;
+}
+
+err_code agentlog_note(int fd, int64_t wall_ms, const char *level,
+                       const char *logger, const char *message, char *err)
+{
+    char stamp[ASCTIME_SZ];
+    if (fd < 0 || !level || !logger || !message)
+        return err_set(err, ERR_USAGE, "agentlog_note: missing descriptor or text");
+    if (!format_asctime(wall_ms, stamp, sizeof stamp))
+        return err_set(err, ERR_USAGE, "agentlog_note: time %lld out of range", (long long)wall_ms);
+
+    int n = snprintf(NULL, 0, "%s %s %s: %s\n", stamp, level, logger, message);
+    char *raw = n > 0 ? malloc((size_t)n + 1) : NULL;
+    if (!raw)
+        return err_set(err, ERR_NOMEM, "agentlog_note: out of memory");
+    snprintf(raw, (size_t)n + 1, "%s %s %s: %s\n", stamp, level, logger, message);
+    flatten(raw, (size_t)n - 1);
+    char *line = redact_str(raw);
+    memset(raw, 0, (size_t)n);
+    free(raw);
+    if (!line)
+        return err_set(err, ERR_NOMEM, "agentlog_note: out of memory");
+    err_code rc = write_once(fd, line, strlen(line), err);
+    free(line);
+    return rc;
+}
