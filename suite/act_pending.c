@@ -12,5 +12,5 @@ void act_sandbox(phase_env *env) { not_implemented(env, "sandbox create/reuse");
 void act_launch(phase_env *env) { not_implemented(env, "provisioning and agent launch"); }
 void act_probe(phase_env *env) { not_implemented(env, "marker round trip"); }
 void act_daemon_restart(phase_env *env) { not_implemented(env, "sbx daemon restart"); }
-void act_cleanup(phase_env *env) { not_implemented(env, "reap room and agent"); }
 void act_teardown(phase_env *env) { not_implemented(env, "remove the sandbox"); }
+void act_cleanup(phase_env *env) { not_implemented(env, "reap room and agent"); }

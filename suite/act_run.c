@@ -1,5 +1,5 @@
 /* The phases that act on the run itself: start, the two operator
- * checkpoints, and the report. */
+ * checkpoints, cleanup (the end of the run) and the report. */
 #include "actions.h"
 
 #include <string.h>

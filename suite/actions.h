@@ -1,7 +1,7 @@
 /* actions: the body of each phase, one function per phase.
  *
  * Grouped by what they touch: act_run.c (the run itself: start,
- * checkpoints, report), act_band.c (probes and cleanup), act_sandbox.c
+ * checkpoints, cleanup, report), act_band.c (the probes), act_sandbox.c
  * (preflight, sandbox, launch, daemon restart, teardown). Each runs inside
  * a CUnit test case with the run state loaded and locked (see phases.h).
  */

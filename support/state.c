@@ -257,6 +257,7 @@ static const field state_fields[] = {
     NEEDED(state_t, "run_id", F_RUN_ID, run_id),
     NEEDED(state_t, "phase", F_PHASE, phase),
     FIELD(state_t, "sandbox_name", F_STR, sandbox_name),
+    FIELD(state_t, "sandbox_created_by", F_RUN_ID, sandbox_created_by),
     FIELD(state_t, "workspace", F_STR, workspace),
     FIELD(state_t, "sbx_version", F_STR, sbx_version),
     FIELD(state_t, "sdk_version", F_STR, sdk_version),
@@ -1093,6 +1094,7 @@ static state_t *successor(const state_store *store, const state_t *old, int keep
         memcpy(st->carried_from, old->run_id, sizeof st->carried_from);
     if (keep_sandbox) {
         memcpy(st->sandbox_name, old->sandbox_name, sizeof st->sandbox_name);
+        memcpy(st->sandbox_created_by, old->sandbox_created_by, sizeof st->sandbox_created_by);
         memcpy(st->workspace, old->workspace, sizeof st->workspace);
         memcpy(st->sbx_version, old->sbx_version, sizeof st->sbx_version);
         memcpy(st->sdk_version, old->sdk_version, sizeof st->sdk_version);

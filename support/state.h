@@ -137,6 +137,7 @@ typedef struct state_t {
     char run_id[9]; /* 8 lowercase hex */
     run_phase phase;
     char sandbox_name[STATE_NAME_SZ];
+    char sandbox_created_by[9]; /* run id that created the sandbox; "" = not ours */
     char workspace[STATE_PATH_SZ];
     char sbx_version[64];
     char sdk_version[64];
@@ -210,7 +211,7 @@ err_code state_open_run(const state_store *store, state_t **out, int *rotated,
                         char *err);
 
 /* design 4 begin_provision: rotates *st unless it has no probes yet or its
- * phase is daemon-restart. A rotated run also keeps sandbox_name,
+ * phase is daemon-restart. A rotated run also keeps sandbox_name, sandbox_created_by,
  * workspace, sbx_version and sdk_version (the sandbox outlives runs). */
 err_code state_begin_provision(const state_store *store, state_t **st,
                                int *rotated, char *err);

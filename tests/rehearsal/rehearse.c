@@ -1,0 +1,296 @@
+/* band-smoke-rehearsal: the whole smoke offline, with the interruptions
+ * injected. `band-smoke rehearse` hands over to this program.
+ *
+ *   band-smoke-rehearsal [--scenario NAME] [--clean] [--list]
+ *
+ * The default scenario, `main`, runs phases 01 to 13 through the same
+ * `band-smoke phase` code the operator uses, against the fake Band server
+ * and the fake sbx, and ends with evidence.md PASS, no live fake agent or
+ * room, and no secret anywhere. The other scenarios are the negative
+ * rehearsals: each ends with the right verdict and a clear reason.
+ */
+#include "rehearse.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agentlog.h"
+#include "clock.h"
+#include "redact.h"
+#include "run.h"
+#include "tk.h"
+#include "tk_run.h"
+
+static volatile sig_atomic_t interrupted;
+
+void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && !interrupted)
+        ;
+}
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+void say(rehearsal *r, const char *fmt, ...)
+{
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    printf("[%6.1fs] %s\n", (clock_mono_ms() - r->started_ms) / 1000.0, msg);
+    fflush(stdout);
+}
+
+int check(rehearsal *r, int ok, const char *fmt, ...)
+{
+    r->checks++;
+    if (ok)
+        return 1;
+    r->failures++;
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    say(r, "CHECK FAILED: %s", msg);
+    return 0;
+}
+
+static const char *verdict_of_exit(int status)
+{
+    return status == 0 ? "PASSED" : status == 77 ? "SKIPPED" : status == 1 ? "FAILED"
+           : status == -1 ? "TIMED OUT" : "ERROR";
+}
+
+int step_smoke(rehearsal *r, int want_exit, const char *a, const char *b, const char *c)
+{
+    if (interrupted)
+        return -2;
+    char *argv[] = {r->w.band_smoke, (char *)a, (char *)b, (char *)c, NULL};
+    run_out out;
+    say(r, "$ band-smoke %s%s%s%s%s", a, b ? " " : "", b ? b : "", c ? " " : "", c ? c : "");
+    int status = run_child(&r->w, argv, 300000, "          | ", &out);
+    check(r, status == want_exit, "band-smoke %s %s: exit %d, expected %d", a, b ? b : "",
+          status, want_exit);
+    run_out_free(&out);
+    return status;
+}
+
+int step_phase(rehearsal *r, const char *phase, int want_exit)
+{
+    if (interrupted)
+        return -2;
+    char *argv[] = {r->w.band_smoke, "phase", (char *)phase, NULL};
+    run_out out;
+    say(r, "phase %s", phase);
+    int64_t t0 = clock_mono_ms();
+    int status = run_child(&r->w, argv, 300000, "          | ", &out);
+    say(r, "phase %s -> %s (exit %d, %.1f s)", phase, verdict_of_exit(status), status,
+        (clock_mono_ms() - t0) / 1000.0);
+    check(r, status == want_exit, "phase %s: exit %d (%s), expected %d", phase, status,
+          verdict_of_exit(status), want_exit);
+    if (status == 77)
+        check(r, strncmp(out.text, "SKIPPED: ", 9) == 0, "phase %s: first line is not SKIPPED:",
+              phase);
+    run_out_free(&out);
+    return status;
+}
+
+void inject_sbx(rehearsal *r, const char *why, const char *kind, const char *arg)
+{
+    say(r, "INJECT %s: sbx _fault %s %s", why, kind, arg);
+    char *argv[] = {r->w.sbx_bin, "_fault", (char *)kind, (char *)arg, NULL};
+    run_out out;
+    int status = run_child(&r->w, argv, 20000, "          | ", &out);
+    check(r, status == 0, "fault %s %s: exit %d", kind, arg, status);
+    run_out_free(&out);
+}
+
+void inject_band(rehearsal *r, const char *why, const char *json)
+{
+    say(r, "INJECT %s: fake Band %s", why, json);
+    check(r, tk_band_control(&r->w.band, json) == 200, "fake Band control %s", json);
+}
+
+int wait_log(rehearsal *r, const char *what, const char *pattern, int64_t after_ms,
+             int timeout_ms)
+{
+    int64_t deadline = clock_mono_ms() + timeout_ms;
+    while (!interrupted && clock_mono_ms() < deadline) {
+        size_t len = 0;
+        char *text = tk_read(r->w.agent_log, &len);
+        for (char *line = text; line && *line;) {
+            char *nl = strchr(line, '\n');
+            if (nl)
+                *nl = '\0';
+            int64_t at = 0;
+            if (strlen(line) > 23) {
+                char stamp[24];
+                memcpy(stamp, line, 23);
+                stamp[23] = '\0';
+                clock_parse_iso(stamp, &at);
+            }
+            if (at >= after_ms && strstr(line, pattern)) {
+                free(text);
+                say(r, "agent.log shows %s", what);
+                return 1;
+            }
+            line = nl ? nl + 1 : line + strlen(line);
+        }
+        free(text);
+        sleep_ms(100);
+    }
+    return check(r, 0, "agent.log never showed %s (\"%s\") within %d ms", what, pattern,
+                 timeout_ms);
+}
+
+state_t *load_state(rehearsal *r)
+{
+    state_store store;
+    state_t *st = NULL;
+    char err[ERR_BUFSZ];
+    if (state_store_init(&store, r->w.state_dir, NULL, err) != ERR_OK ||
+        state_load(&store, &st, err) != ERR_OK) {
+        check(r, 0, "cannot read the run state: %s", err);
+        return NULL;
+    }
+    return st;
+}
+
+void check_reports(rehearsal *r, const char *verdict)
+{
+    char want[64];
+    snprintf(want, sizeof want, "**%s**", verdict);
+    char *path = tk_path(r->w.state_dir, "evidence.md");
+    char *md = tk_read(path, NULL);
+    check(r, md && strstr(md, want), "evidence.md does not say %s", want);
+    free(md);
+    free(path);
+    path = tk_path(r->w.state_dir, "junit.xml");
+    char *argv[] = {"/usr/bin/xmllint", "--noout", "--schema", SMOKE_TEST_DATA "/junit.xsd",
+                    path, NULL};
+    tk_result res;
+    tk_run(argv, NULL, 20000, &res);
+    check(r, res.status == 0, "junit.xml fails the XSD: %s", res.output);
+    tk_result_free(&res);
+    free(path);
+}
+
+void finish_run(rehearsal *r, int want_cleanup, int want_teardown)
+{
+    step_phase(r, "cleanup", want_cleanup);
+    step_phase(r, "report", 0);
+    step_phase(r, "teardown", want_teardown);
+    int agents = -1, rooms = -1;
+    tk_band_stats(&r->w.band, &agents, &rooms);
+    say(r, "fake Band: %d live agents, %d live rooms", agents, rooms);
+    check(r, agents == 0 && rooms == 0, "resources leaked: %d agents, %d rooms", agents, rooms);
+}
+
+/* Every agent key the fake minted, so the scan looks for them too. */
+static void learn_minted_keys(rehearsal *r)
+{
+    char *path = tk_path(r->w.band.dir, "minted.keys");
+    char *text = tk_read(path, NULL);
+    for (char *save = NULL, *k = text ? strtok_r(text, "\n", &save) : NULL; k;
+         k = strtok_r(NULL, "\n", &save))
+        scan_add_key(&r->canary, k);
+    free(text);
+    free(path);
+}
+
+static void prove_no_secret_leaked(rehearsal *r)
+{
+    learn_minted_keys(r);
+    scan_stop(&r->canary);
+    scan_tree(&r->canary, r->w.state_dir);
+    scan_text(&r->canary, "the output of band-smoke and sbx", run_all_output());
+    say(r, "canary scan: %d keys, %ld /proc sweeps, %d hits%s%s", r->canary.nkeys,
+        r->canary.samples, r->canary.hits, r->canary.hits ? ": " : "", r->canary.first_hit);
+    check(r, r->canary.hits == 0, "a secret leaked: %s", r->canary.first_hit);
+}
+
+static const scenario *find_scenario(const char *name)
+{
+    for (const scenario *s = scenarios; s->name; s++)
+        if (!strcmp(s->name, name))
+            return s;
+    return NULL;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: band-smoke-rehearsal [--scenario NAME] [--clean] [--list]\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const char *name = "main";
+    int clean = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--scenario") && i + 1 < argc)
+            name = argv[++i];
+        else if (!strcmp(argv[i], "--clean"))
+            clean = 1;
+        else if (!strcmp(argv[i], "--list")) {
+            for (const scenario *s = scenarios; s->name; s++)
+                printf("%-20s %s\n", s->name, s->what);
+            return 0;
+        } else
+            return usage();
+    }
+    const scenario *sc = find_scenario(name);
+    if (!sc)
+        return usage();
+
+    struct sigaction sa = {0};
+    sa.sa_handler = on_interrupt;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    static rehearsal r;
+    r.started_ms = clock_mono_ms();
+    world_opts opts = {.e2e_timeout_s = sc->e2e_timeout_s};
+    say(&r, "rehearsal %s: %s", sc->name, sc->what);
+    if (world_open(&r.w, &opts) != 0) {
+        world_close(&r.w);
+        return 1;
+    }
+    r.w.clean = clean;
+    say(&r, "fake Band at %s, fake sbx %s, sandbox %s, state %s", r.w.band.rest_url,
+        r.w.sbx_bin, r.w.sandbox, r.w.state_dir);
+    scan_init(&r.canary, r.w.canary, r.w.fake_agent);
+    scan_start(&r.canary);
+
+    sc->run(&r);
+
+    prove_no_secret_leaked(&r);
+    if (interrupted)
+        check(&r, 0, "interrupted: stopping every process the rehearsal started");
+    world_close(&r.w);
+
+    struct rusage self, kids;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    double secs = (clock_mono_ms() - r.started_ms) / 1000.0;
+    printf("rehearsal %s: %s, %d checks, %d failed; %.1f s wall; peak RSS %ld KiB "
+           "(driver), %ld KiB (largest child)\n", sc->name,
+           r.failures ? "FAIL" : "PASS", r.checks, r.failures, secs, self.ru_maxrss,
+           kids.ru_maxrss);
+    printf("%d passed, %d failed\n", r.checks - r.failures, r.failures);
+    return r.failures ? 1 : 0;
+}

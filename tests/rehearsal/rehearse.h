@@ -1,0 +1,71 @@
+/* rehearse: the shared vocabulary of the rehearsal scenarios.
+ *
+ * A scenario drives band-smoke phase by phase, exactly as an operator or an
+ * AI client would (one `band-smoke phase NAME` process per step), replaces
+ * each operator action with an injected fault, and checks what the suite
+ * concluded. Every check that fails is counted and explained; the
+ * rehearsal's exit code is 0 only when every check held.
+ */
+#ifndef REHEARSAL_REHEARSE_H
+#define REHEARSAL_REHEARSE_H
+
+#include <stdint.h>
+
+#include "scan.h"
+#include "state.h"
+#include "world.h"
+
+typedef struct rehearsal {
+    world w;
+    scan canary;
+    int64_t started_ms;
+    int checks;
+    int failures;
+} rehearsal;
+
+typedef struct scenario {
+    const char *name;
+    const char *what;
+    int e2e_timeout_s;
+    void (*run)(rehearsal *r);
+} scenario;
+
+extern const scenario scenarios[];
+
+/* One step: `band-smoke phase NAME`; shows its output, checks its exit. */
+int step_phase(rehearsal *r, const char *phase, int want_exit);
+
+/* Any other band-smoke command (status, confirm, record-phase, ...). */
+int step_smoke(rehearsal *r, int want_exit, const char *a, const char *b, const char *c);
+
+/* An injected fault through the fake sbx: `sbx _fault KIND ARG`. */
+void inject_sbx(rehearsal *r, const char *why, const char *kind, const char *arg);
+
+/* An injected fault at the fake Band server (a control JSON). */
+void inject_band(rehearsal *r, const char *why, const char *json);
+
+/* Waits (bounded) until agent.log shows `pattern` in a line stamped at or
+ * after after_ms; returns 1 when seen. */
+int wait_log(rehearsal *r, const char *what, const char *pattern, int64_t after_ms,
+             int timeout_ms);
+
+/* Records a check; prints it when it fails. Returns ok. */
+int check(rehearsal *r, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Sleeps ms milliseconds (nanosleep; usleep is gone from POSIX 2008). */
+void sleep_ms(int ms);
+
+/* The run state as it stands now (caller frees), or NULL. */
+state_t *load_state(rehearsal *r);
+
+/* A line of the operator's view, stamped with the rehearsal's clock. */
+void say(rehearsal *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The standard ending: cleanup, report, teardown; then the fake holds no
+ * live agent or room and the reports are valid. */
+void finish_run(rehearsal *r, int want_cleanup, int want_teardown);
+
+/* Checks evidence.md names the verdict and junit.xml passes the XSD. */
+void check_reports(rehearsal *r, const char *verdict);
+
+#endif

@@ -1,0 +1,169 @@
+#define _GNU_SOURCE /* memmem; /proc */
+#include "scan.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tk.h"
+
+void scan_init(scan *s, const char *user_key, const char *agent_exe)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->lock, NULL);
+    snprintf(s->keys[0], sizeof s->keys[0], "%s", user_key);
+    s->is_user_key[0] = 1;
+    s->nkeys = 1;
+    snprintf(s->agent_exe, sizeof s->agent_exe, "%s", agent_exe);
+}
+
+void scan_add_key(scan *s, const char *key)
+{
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->nkeys; i++)
+        if (!strcmp(s->keys[i], key))
+            goto out;
+    if (s->nkeys < SCAN_MAX_KEYS && strlen(key) >= 8)
+        snprintf(s->keys[s->nkeys++], sizeof s->keys[0], "%s", key);
+out:
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void hit(scan *s, const char *where, int key)
+{
+    if (s->hits++ == 0)
+        snprintf(s->first_hit, sizeof s->first_hit, "%s key #%d found in %s",
+                 s->is_user_key[key] ? "the canary user" : "an agent", key, where);
+}
+
+/* Which keys a blob holds; an agent key is allowed where allow_agent_keys. */
+static int search(scan *s, const char *where, const char *data, size_t len, int allow_agent_keys)
+{
+    int found = 0;
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->nkeys; i++) {
+        if (allow_agent_keys && !s->is_user_key[i])
+            continue;
+        if (memmem(data, len, s->keys[i], strlen(s->keys[i]))) {
+            hit(s, where, i);
+            found++;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
+int scan_text(scan *s, const char *what, const char *text)
+{
+    return search(s, what, text, strlen(text), 0);
+}
+
+int scan_tree(scan *s, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *path = tk_path(dir, e->d_name);
+        struct stat sb;
+        if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            found += scan_tree(s, path);
+        } else if (S_ISREG(sb.st_mode)) {
+            size_t len = 0;
+            char *data = tk_read(path, &len);
+            if (data)
+                found += search(s, path, data, len, 0);
+            free(data);
+        }
+        free(path);
+    }
+    closedir(d);
+    return found;
+}
+
+static size_t read_proc(const char *pid, const char *what, char *buf, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%s/%s", pid, what);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t len = 0;
+    ssize_t n;
+    while (len < cap && (n = read(fd, buf + len, cap - len)) > 0)
+        len += (size_t)n;
+    close(fd);
+    return len;
+}
+
+static int is_agent(scan *s, const char *pid)
+{
+    char link[64], exe[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/%s/exe", pid);
+    ssize_t n = readlink(link, exe, sizeof exe - 1);
+    if (n <= 0)
+        return 0;
+    exe[n] = '\0';
+    return strcmp(exe, s->agent_exe) == 0;
+}
+
+static void sweep(scan *s, char *buf, size_t cap)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char where[320];
+        size_t len = read_proc(e->d_name, "cmdline", buf, cap);
+        snprintf(where, sizeof where, "the argv of pid %s", e->d_name);
+        search(s, where, buf, len, 0);
+        len = read_proc(e->d_name, "environ", buf, cap);
+        snprintf(where, sizeof where, "the environment of pid %s", e->d_name);
+        search(s, where, buf, len, is_agent(s, e->d_name));
+    }
+    closedir(d);
+}
+
+static void *sampler(void *arg)
+{
+    scan *s = arg;
+    size_t cap = 256 * 1024;
+    char *buf = malloc(cap);
+    while (buf && !s->stop) {
+        sweep(s, buf, cap);
+        s->samples++;
+        struct timespec nap = {0, 20 * 1000000L};
+        nanosleep(&nap, NULL);
+    }
+    free(buf);
+    return NULL;
+}
+
+int scan_start(scan *s)
+{
+    s->stop = 0;
+    s->running = pthread_create(&s->thread, NULL, sampler, s) == 0;
+    return s->running ? 0 : -1;
+}
+
+void scan_stop(scan *s)
+{
+    if (!s->running)
+        return;
+    s->stop = 1;
+    pthread_join(s->thread, NULL);
+    s->running = 0;
+}
