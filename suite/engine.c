@@ -78,6 +78,29 @@ static int skip(smoke_ctx *ctx, const phase_def *def, const gate_verdict *gate)
     return ENGINE_EXIT_SKIPPED;
 }
 
+static void tell_next(smoke_ctx *ctx);
+
+/* The evidence already proves the failure: record it as the phase's result
+ * and, for a probe phase, as that probe's latest attempt, so the verdict
+ * says FAIL and why. */
+static int fail_by_evidence(smoke_ctx *ctx, const phase_def *def, const gate_verdict *gate)
+{
+    int64_t now = ctx_now(ctx);
+    say(ctx, "FAILED %s: %s", def->ctest_name, gate->reason);
+    if (def->probe_label) {
+        state_probe p = {.passed = 0, .at_ms = now, .latency_ms = -1,
+                         .generation = ctx->st->agent_process.generation};
+        snprintf(p.label, sizeof p.label, "%s", def->probe_label);
+        redact_into(gate->reason, p.detail, sizeof p.detail);
+        state_add_probe(ctx->st, &p);
+    }
+    state_set_phase(ctx->st, def->name, RESULT_FAILED, now, 0, gate->reason);
+    if (!persist(ctx))
+        return ENGINE_EXIT_FAILED;
+    tell_next(ctx);
+    return ENGINE_EXIT_FAILED;
+}
+
 static void tell_next(smoke_ctx *ctx)
 {
     char why[1024], cmd[512];
@@ -131,6 +154,8 @@ int engine_run_phase(smoke_ctx *ctx, const phase_def *def, int again)
 
     gate_verdict gate;
     gate_check(ctx, def->id, &gate);
+    if (gate.fails)
+        return fail_by_evidence(ctx, def, &gate);
     if (!gate.open)
         return skip(ctx, def, &gate);
 

@@ -204,6 +204,33 @@ static int same_agent_as_initial(smoke_ctx *ctx, gate_verdict *out)
     return agent_running(ctx, out);
 }
 
+/* A disconnect without a reconnect: wait while the window is open, fail
+ * once it has passed. */
+static int no_reconnect(smoke_ctx *ctx, const agentlog_scan *scan, const char *cmd,
+                        gate_verdict *out)
+{
+    int64_t since = ctx_now(ctx) - scan->disconnect.at_ms;
+    int64_t window = (int64_t)ctx->cfg.reconnect_window_s * 1000;
+    char when[CLOCK_ISO_SZ], waited[CLOCK_DUR_SZ];
+    clock_format_iso(scan->disconnect.at_ms, when);
+    clock_format_duration(since, waited);
+    if (since < window)
+        return close_gate(out, "agent.log shows the WebSocket disconnect at %s but no "
+                          "reconnect after it yet (looked for \"%s\" in %s); turn Wi-Fi back "
+                          "on, wait for the reconnect line, then run: %s",
+                          when, ctx->patterns.reconnect, ctx->agent_log, cmd);
+    state_wifi_evidence *ev = &ctx->st->evidence.wifi;
+    ev->disconnect_at_ms = scan->disconnect.at_ms;
+    ev->reconnect_at_ms = 0;
+    ev->generation = ctx->st->agent_process.generation;
+    snprintf(ev->disconnect_line, sizeof ev->disconnect_line, "%s", scan->disconnect.line);
+    out->fails = 1;
+    return close_gate(out, "the agent did not recover from the Wi-Fi cycle: agent.log shows "
+                      "the WebSocket disconnect at %s and no reconnect in the %s since "
+                      "(window SMOKE_RECONNECT_WINDOW_S=%d s)",
+                      when, waited, ctx->cfg.reconnect_window_s);
+}
+
 static int wifi_evidence(smoke_ctx *ctx, gate_verdict *out)
 {
     if (!same_agent_as_initial(ctx, out))
@@ -224,10 +251,7 @@ static int wifi_evidence(smoke_ctx *ctx, gate_verdict *out)
                           "it appears, turn it back on, then run: %s",
                           when, ctx->patterns.disconnect, ctx->agent_log, cmd);
     if (!scan.reconnect.at_ms)
-        return close_gate(out, "agent.log shows the WebSocket disconnect but no reconnect "
-                          "after it (looked for \"%s\" in %s); turn Wi-Fi back on, wait for "
-                          "the reconnect line, then run: %s",
-                          ctx->patterns.reconnect, ctx->agent_log, cmd);
+        return no_reconnect(ctx, &scan, cmd, out);
     state_wifi_evidence *ev = &st->evidence.wifi;
     ev->disconnect_at_ms = scan.disconnect.at_ms;
     ev->reconnect_at_ms = scan.reconnect.at_ms;

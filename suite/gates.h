@@ -11,7 +11,11 @@
  * one passes, so one `ctest -R phase` never runs past an operator step.
  *
  * Evidence gates record what they measured into the run state when they
- * open (state_t.evidence), which is why gate_check takes the context.
+ * open (state_t.evidence), which is why gate_check takes the context. One
+ * evidence gate can also decide a failure: a disconnect logged after the
+ * Wi-Fi checkpoint with no reconnect within SMOKE_RECONNECT_WINDOW_S means
+ * the agent did not recover, which is a FAIL of the Wi-Fi step, not a
+ * reason to wait forever.
  */
 #ifndef SMOKE_GATES_H
 #define SMOKE_GATES_H
@@ -22,7 +26,10 @@
 #define GATE_HOST_SLEEP_MIN_MS 30000
 
 typedef struct gate_verdict {
-    int open;
+    int open;   /* the phase may run */
+    int fails;  /* closed because the evidence already proves the phase
+                   failed (e.g. the agent never reconnected within the
+                   window): the engine records a failure, not a skip */
     char reason[1024];
 } gate_verdict;
 

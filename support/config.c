@@ -11,6 +11,9 @@
 #define DOTENV_LINE_SZ 4096
 #define HOST_SZ 256
 #define DEFAULT_E2E_TIMEOUT_S 120 /* the E2E toolkit's own default */
+/* The SDK backs off up to ~90 s between attempts once Wi-Fi is back, and
+ * the operator may keep it off a few minutes: five minutes is generous. */
+#define DEFAULT_RECONNECT_WINDOW_S 300
 
 /* The settings config_load reads; the dotenv parser keeps only these. */
 typedef enum setting_key {
@@ -24,6 +27,7 @@ typedef enum setting_key {
     KEY_SBX_BIN,
     KEY_STATE_DIR,
     KEY_SDK_SPEC,
+    KEY_RECONNECT_WINDOW,
     KEY__COUNT
 } setting_key;
 
@@ -38,6 +42,7 @@ static const char *const key_names[KEY__COUNT] = {
     [KEY_SBX_BIN] = "SBX_BIN",
     [KEY_STATE_DIR] = "SMOKE_STATE_DIR",
     [KEY_SDK_SPEC] = "SMOKE_SDK_SPEC",
+    [KEY_RECONNECT_WINDOW] = "SMOKE_RECONNECT_WINDOW_S",
 };
 
 /* What the dotenv file said, one malloc'd value per known key. */
@@ -254,14 +259,15 @@ static err_code take(const dotenv *file, setting_key k, const char *fallback,
     return copy_value(k, v ? v : fallback, dst, cap, err);
 }
 
-static err_code parse_timeout(const char *text, int *seconds, char *err)
+static err_code parse_seconds(setting_key k, const char *text, int *seconds, char *err)
 {
     long long n = 0;
     const char *p = text;
     for (; *p >= '0' && *p <= '9' && n <= INT_MAX; p++)
         n = n * 10 + (*p - '0');
     if (p == text || *p != '\0' || n < 1 || n > INT_MAX)
-        return err_set(err, ERR_CONFIG, "E2E_TIMEOUT must be a positive whole number of seconds");
+        return err_set(err, ERR_CONFIG, "%s must be a positive whole number of seconds",
+                       key_names[k]);
     *seconds = (int)n;
     return ERR_OK;
 }
@@ -298,8 +304,13 @@ static err_code take_all(const dotenv *file, config *cfg, char *err)
     if (rc != ERR_OK)
         return rc;
     const char *timeout = setting(file, KEY_E2E_TIMEOUT);
+    const char *window = setting(file, KEY_RECONNECT_WINDOW);
     cfg->e2e_timeout_s = DEFAULT_E2E_TIMEOUT_S;
-    return timeout ? parse_timeout(timeout, &cfg->e2e_timeout_s, err) : ERR_OK;
+    cfg->reconnect_window_s = DEFAULT_RECONNECT_WINDOW_S;
+    rc = timeout ? parse_seconds(KEY_E2E_TIMEOUT, timeout, &cfg->e2e_timeout_s, err) : ERR_OK;
+    if (rc == ERR_OK && window)
+        rc = parse_seconds(KEY_RECONNECT_WINDOW, window, &cfg->reconnect_window_s, err);
+    return rc;
 }
 
 static err_code choose_env_file(config *cfg, char *err)

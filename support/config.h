@@ -19,6 +19,7 @@
  *   SBX_SANDBOX, SBX_WORKSPACE, SBX_BIN (default "sbx", found on PATH)
  *   SMOKE_STATE_DIR (default <project root>/.sandbox-smoke)
  *   SMOKE_SDK_SPEC (default "band-sdk")
+ *   SMOKE_RECONNECT_WINDOW_S (default 300)
  *
  * config_load registers BAND_API_KEY_USER with redact the moment it is read
  * (a key under 8 bytes cannot be registered; it is kept, and preflight
@@ -42,6 +43,9 @@ typedef struct config {
     char ws_url[CONFIG_URL_SZ];
     char api_key_user[256];            /* secret: never print */
     int e2e_timeout_s;
+    int reconnect_window_s; /* SMOKE_RECONNECT_WINDOW_S (default 300): how long
+                               after a logged disconnect the agent has to log
+                               its reconnect before the Wi-Fi step fails */
     char sandbox[128];
     char workspace[CONFIG_PATH_SZ];
     char sbx_bin[CONFIG_PATH_SZ];

@@ -40,6 +40,7 @@ static void setup(fixture *f)
     agentlog_patterns_default(&f->ctx.patterns);
     snprintf(f->ctx.agent_log, sizeof f->ctx.agent_log, "%s/agent.log", f->dir);
     f->ctx.st = state_new(&f->ctx.store);
+    f->ctx.cfg.reconnect_window_s = 300;
 }
 
 static void teardown(fixture *f)
@@ -235,7 +236,21 @@ static void test_wifi_evidence(void)
               "2026-12-02 12:00:01,000 INFO band.agent: Agent started: a (band-sdk 1.6.0)\n"
               "2026-12-02 12:00:10,500 WARNING band.platform.link: WebSocket disconnected: "
               "sent 1011 (internal error) keepalive ping timeout\n");
-    closed_with(&f, PH_AFTER_WIFI, "no reconnect after it");
+    closed_with(&f, PH_AFTER_WIFI, "no reconnect after it yet");
+
+    /* The window passes with no reconnect: the evidence proves a failure. */
+    fake_now.wall_ms = T0 + 10500 + 300000;
+    gate_verdict g;
+    gate_check(&f.ctx, PH_AFTER_WIFI, &g);
+    UNIT_CHECK(!g.open && g.fails, "no reconnect past the window: open %d fails %d", g.open,
+               g.fails);
+    UNIT_CHECK(strstr(g.reason, "did not recover from the Wi-Fi cycle") != NULL, "reason: %s",
+               g.reason);
+    UNIT_CHECK(f.ctx.st->evidence.wifi.disconnect_at_ms == T0 + 10500, "disconnect recorded");
+    fake_now.wall_ms = T0 + 10500 + 299999;
+    gate_check(&f.ctx, PH_AFTER_WIFI, &g);
+    UNIT_CHECK(!g.open && !g.fails, "inside the window it only waits");
+    fake_now.wall_ms = T0;
 
     write_log(&f,
               "2026-12-02 12:00:01,000 INFO band.agent: Agent started: a (band-sdk 1.6.0)\n"
