@@ -4,6 +4,7 @@
  * other commands read or amend the run. Exit codes: 0 passed (or already
  * passed), 1 failed, 2 usage, 77 skipped by a gate.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -107,6 +108,9 @@ int main(int argc, char **argv)
     /* Line-buffered so ctest and an AI client see each line as it happens,
      * and a killed process loses at most one line. */
     setvbuf(stdout, NULL, _IOLBF, 0);
+    /* A peer closing mid-write must be an error return, not a death: curl
+     * runs with NOSIGNAL, so nobody else ignores SIGPIPE for us. */
+    signal(SIGPIPE, SIG_IGN);
     if (argc >= 2 && !strcmp(argv[1], "_launcher"))
         return launcher_main(argc - 2, argv + 2);
     if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
