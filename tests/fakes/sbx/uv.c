@@ -1,0 +1,101 @@
+/* The fake `uv`, found first on PATH inside the fake sandbox (cmd_exec.h).
+ *
+ *   uv sync --script FILE         FILE must exist; prints a short
+ *                                 resolution summary, exit 0
+ *   uv run [--script] FILE [ARGS...]
+ *                                 FILE must exist; then becomes the program
+ *                                 named by FAKE_UV_AGENT (the C stand-in for
+ *                                 the Python agent) with ARGS
+ *   uv --version                  a version line
+ * -q/--quiet and --no-progress are accepted before the command's own
+ * arguments. Anything else: `error: ...` on stderr, exit 2, as uv's usage
+ * errors do. The dependency count printed by sync is that of the script's
+ * PEP 723 block, so a test can see the script was read. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define USAGE_EXIT 2
+
+static int fail(const char *fmt, const char *arg)
+{
+    fputs("error: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    return USAGE_EXIT;
+}
+
+/* Lines of the `dependencies = [...]` list in a PEP 723 block. */
+static int count_dependencies(FILE *fp)
+{
+    char line[1024];
+    int in_list = 0, n = 0;
+    while (fgets(line, sizeof line, fp)) {
+        if (strncmp(line, "#", 1) != 0)
+            continue;
+        if (strstr(line, "dependencies") && strchr(line, '['))
+            in_list = 1;
+        else if (in_list && strchr(line, ']'))
+            in_list = 0;
+        else if (in_list && strchr(line, '"'))
+            n++;
+    }
+    return n;
+}
+
+static int skip_quiet(int argc, char **argv, int i)
+{
+    while (i < argc && (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet") ||
+                        !strcmp(argv[i], "--no-progress")))
+        i++;
+    return i;
+}
+
+static int sync_script(int argc, char **argv, int i)
+{
+    i = skip_quiet(argc, argv, i);
+    if (i + 2 != argc || strcmp(argv[i], "--script") != 0)
+        return fail("%s", "usage: uv sync --script FILE");
+    FILE *fp = fopen(argv[i + 1], "r");
+    if (!fp)
+        return fail("Failed to read script: %s", argv[i + 1]);
+    int deps = count_dependencies(fp);
+    fclose(fp);
+    printf("Resolved %d package%s in 3ms\nAudited %d package%s in 0.02ms\n", deps,
+           deps == 1 ? "" : "s", deps, deps == 1 ? "" : "s");
+    return 0;
+}
+
+static int run_script(int argc, char **argv, int i)
+{
+    i = skip_quiet(argc, argv, i);
+    if (i < argc && !strcmp(argv[i], "--script"))
+        i++;
+    if (i >= argc)
+        return fail("%s", "usage: uv run [--script] FILE [ARGS...]");
+    if (access(argv[i], R_OK) != 0)
+        return fail("Failed to read script: %s", argv[i]);
+    const char *agent = getenv("FAKE_UV_AGENT");
+    if (!agent || !*agent)
+        return fail("%s", "FAKE_UV_AGENT is not set: the fake uv runs the stand-in agent");
+    /* The script's own arguments follow it; the stand-in gets those only. */
+    argv[i] = (char *)agent;
+    execvp(agent, argv + i);
+    fprintf(stderr, "error: cannot run %s: %s\n", agent, strerror(errno));
+    return USAGE_EXIT;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "--version")) {
+        printf("uv 0.8.17 (fake)\n");
+        return 0;
+    }
+    if (argc >= 2 && !strcmp(argv[1], "sync"))
+        return sync_script(argc, argv, 2);
+    if (argc >= 2 && !strcmp(argv[1], "run"))
+        return run_script(argc, argv, 2);
+    return fail("unrecognized subcommand '%s'", argc >= 2 ? argv[1] : "");
+}
