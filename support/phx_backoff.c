@@ -1,0 +1,41 @@
+#include "phx_backoff.h"
+
+phx_backoff phx_backoff_default(void)
+{
+    return (phx_backoff){.base_ms = 500, .cap_ms = 30000, .jitter = 0.5};
+}
+
+phx_close_kind phx_close_classify(int code)
+{
+    if (code == 1000 || code == 1001)
+        return PHX_CLOSE_FINAL;
+    if (code == 1008)
+        return PHX_CLOSE_TERMINAL;
+    return PHX_CLOSE_RETRY;
+}
+
+static double clamp01(double v)
+{
+    return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+int64_t phx_backoff_delay_ms(const phx_backoff *policy, unsigned attempt, int code,
+                             double u1, double u2)
+{
+    double base = policy->base_ms > 0 ? policy->base_ms : 0;
+    double cap = policy->cap_ms > 0 ? policy->cap_ms : 0;
+    double jitter = clamp01(policy->jitter);
+    double d = base;
+    /* doubling stops at the cap, so a huge attempt count cannot overflow */
+    for (unsigned i = 0; i < attempt && d < cap; i++)
+        d *= 2;
+    if (d > cap)
+        d = cap;
+    double delay = d * (1 - jitter) + clamp01(u1) * d * jitter;
+    double floor = 0;
+    if (code == 1012)
+        floor = 1000 + clamp01(u2) * 4000;
+    else if (code == 1013)
+        floor = 30000 + clamp01(u2) * 30000;
+    return (int64_t)(delay > floor ? delay : floor);
+}
