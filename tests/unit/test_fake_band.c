@@ -895,6 +895,17 @@ static void test_fault_fail_rest(void)
     UNIT_CHECK(tk_band_control(&w.b, "{\"action\":\"fail_rest\",\"count\":1,\"status\":200}") ==
                    400,
                "status 200 accepted as a failure");
+
+    /* Aimed failures hit only their method and path prefix. */
+    UNIT_CHECK(tk_band_control(&w.b, "{\"action\":\"fail_rest\",\"count\":1,\"status\":503,"
+                                     "\"match\":\"GET /api/v1/agent/\"}") == 200,
+               "aimed fail_rest");
+    cJSON_Delete(call(&w.b, "GET", "/api/v1/me/profile", w.b.user_key, NULL, 200));
+    expect_error(&w.b, "GET", "/api/v1/agent/me", w.agent_key, NULL, 503, "service_unavailable");
+    cJSON_Delete(call(&w.b, "GET", "/api/v1/agent/me", w.agent_key, NULL, 200));
+    UNIT_CHECK(tk_band_control(&w.b, "{\"action\":\"fail_rest\",\"count\":1,\"status\":500,"
+                                     "\"match\":\"nospace\"}") == 400,
+               "a match without a method accepted");
     world_down(&w);
 }
 

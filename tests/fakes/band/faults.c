@@ -1,15 +1,27 @@
 #include "faults.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int faults_refusing(const faults *f, int64_t now_ms)
 {
     return now_ms < f->refuse_until_ms;
 }
 
-int faults_take_failure(faults *f, int *status, int *retry_after)
+static int aimed_at(const faults *f, const char *method, const char *path)
 {
-    if (f->fail_left <= 0)
+    if (!f->fail_match[0])
+        return 1;
+    size_t m = strlen(method);
+    const char *prefix = f->fail_match + m + 1;
+    return strncmp(f->fail_match, method, m) == 0 && f->fail_match[m] == ' ' &&
+           strncmp(path, prefix, strlen(prefix)) == 0;
+}
+
+int faults_take_failure(faults *f, const char *method, const char *path, int *status,
+                        int *retry_after)
+{
+    if (f->fail_left <= 0 || !aimed_at(f, method, path))
         return 0;
     f->fail_left--;
     *status = f->fail_status;
@@ -51,9 +63,16 @@ int faults_plan_failures(faults *f, const cJSON *body, char why[FAULTS_WHY_SZ])
         int_field(body, "status", 400, 599, -1, &status, why) != 0 ||
         int_field(body, "retry_after", 0, 3600, status == 429 ? 1 : 0, &retry_after, why) != 0)
         return -1;
+    const cJSON *match = cJSON_GetObjectItemCaseSensitive(body, "match");
+    if (match && (!cJSON_IsString(match) || !strchr(match->valuestring, ' ') ||
+                  strlen(match->valuestring) >= sizeof f->fail_match)) {
+        snprintf(why, FAULTS_WHY_SZ, "match must be \"METHOD /path-prefix\"");
+        return -1;
+    }
     f->fail_left = count;
     f->fail_status = status;
     f->fail_retry_after = retry_after;
+    snprintf(f->fail_match, sizeof f->fail_match, "%s", match ? match->valuestring : "");
     return 0;
 }
 

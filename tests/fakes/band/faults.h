@@ -20,22 +20,27 @@ typedef struct faults {
     int fail_left;           /* REST calls still to fail */
     int fail_status;
     int fail_retry_after; /* seconds for Retry-After; 0 = no header */
+    char fail_match[128]; /* "METHOD /path-prefix" the failures aim at; "" = any */
     int delay_ms;         /* added before every REST answer */
 } faults;
 
 /* True while connections are being refused. */
 int faults_refusing(const faults *f, int64_t now_ms);
 
-/* Takes one planned REST failure: 1 with *status and *retry_after set, or
- * 0 when none is left. */
-int faults_take_failure(faults *f, int *status, int *retry_after);
+/* Takes one planned REST failure for this request: 1 with *status and
+ * *retry_after set, or 0 when none is left or the plan aims elsewhere. */
+int faults_take_failure(faults *f, const char *method, const char *path, int *status,
+                        int *retry_after);
 
 /* Plans from a control body. Each returns 0, or -1 with `why` saying which
  * field is wrong (nothing is changed then).
  *   refuse    {"seconds": N}                   0 <= N <= 3600 (0 stops refusing)
- *   fail_rest {"count": N, "status": S, "retry_after": R?}
+ *   fail_rest {"count": N, "status": S, "retry_after": R?, "match": M?}
  *             0 <= N <= 1000, 400 <= S <= 599, 0 <= R <= 3600; a 429
- *             without retry_after gets 1 s
+ *             without retry_after gets 1 s; M ("POST /api/v1/me/chats")
+ *             aims the failures at requests of that method whose path
+ *             starts with that prefix, so a test can fail one step of a
+ *             sequence
  *   delay     {"ms": N}                        0 <= N <= FAULTS_DELAY_MAX_MS */
 int faults_plan_refuse(faults *f, const cJSON *body, int64_t now_ms, char why[FAULTS_WHY_SZ]);
 int faults_plan_failures(faults *f, const cJSON *body, char why[FAULTS_WHY_SZ]);

@@ -33,7 +33,7 @@ static void api_route(void *app, const http_request *req, http_response *resp)
         return;
     }
     srv->rest_calls++;
-    if (faults_take_failure(&srv->faults, &status, &retry_after)) {
+    if (faults_take_failure(&srv->faults, req->method, req->path, &status, &retry_after)) {
         reply_error(resp, status, injected_code(status), NULL, "failure injected by the test");
         resp->retry_after = retry_after;
     } else {

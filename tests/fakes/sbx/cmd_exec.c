@@ -225,9 +225,12 @@ static int env_from_file(envlist *e, const char *path)
     return rc;
 }
 
+/* The fakes' own knobs cross into the sandbox; nothing else of the caller's
+ * environment does. FAKE_AGENT_* tunes the stand-in agent that uv runs. */
 static int fake_control(const char *entry)
 {
-    return !strncmp(entry, "FAKE_SBX_", 9) || !strncmp(entry, "FAKE_UV_", 8);
+    return !strncmp(entry, "FAKE_SBX_", 9) || !strncmp(entry, "FAKE_UV_", 8) ||
+           !strncmp(entry, "FAKE_AGENT_", 11);
 }
 
 /* The sandbox's environment (see cmd_exec.h). Returns 0 or an exit status. */

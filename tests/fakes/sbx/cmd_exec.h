@@ -10,7 +10,8 @@
  *   PATH     the fake's own folder first (so `uv` is the fake uv), then
  *            /usr/local/bin:/usr/bin:/bin
  *   HOME     the sandbox's home folder; USER=agent; TERM only with -t
- *   FAKE_SBX_* and FAKE_UV_* of the caller (the fakes' own controls)
+ *   FAKE_SBX_*, FAKE_UV_* and FAKE_AGENT_* of the caller (the fakes' own
+ *   controls)
  *   --env-file files, then -e values, in order (later wins; `-e K` and a
  *            bare `K` line take the caller's K)
  *   HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy =

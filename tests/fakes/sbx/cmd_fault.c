@@ -98,7 +98,7 @@ static int set_vanish(const fsbx *f, const char *what)
     return rc;
 }
 
-/* net-cut and freeze: the daemon holds the timer. */
+/* net-cut, stall and freeze: the daemon holds the timer. */
 static int daemon_fault(const fsbx *f, const char *kind, const char *seconds)
 {
     char *end;
@@ -115,10 +115,11 @@ static int daemon_fault(const fsbx *f, const char *kind, const char *seconds)
 int cmd_fault(const fsbx *f, int argc, char **argv)
 {
     if (argc != 3)
-        return fsbx_fail("usage: sbx _fault net-cut|freeze SECONDS | hang CMD|off | vanish NAME|off",
+        return fsbx_fail("usage: sbx _fault net-cut|stall|freeze SECONDS | hang CMD|off | "
+                         "vanish NAME|off",
                          "_fault takes a kind and one argument");
     const char *kind = argv[1], *arg = argv[2];
-    if (!strcmp(kind, "net-cut") || !strcmp(kind, "freeze"))
+    if (!strcmp(kind, "net-cut") || !strcmp(kind, "stall") || !strcmp(kind, "freeze"))
         return daemon_fault(f, kind, arg);
     if (!strcmp(kind, "hang"))
         return set_hang(f, arg);

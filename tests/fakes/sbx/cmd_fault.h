@@ -3,6 +3,8 @@
  *   sbx _fault net-cut SECONDS   the Wi-Fi cycle: the daemon drops every
  *                                tunnel at once and, for SECONDS, closes
  *                                each new proxy client right after accept
+ *   sbx _fault stall SECONDS     a network blip: every tunnel stops moving
+ *                                bytes but stays open, processes run on
  *   sbx _fault freeze SECONDS    the host sleep: every exec session's
  *                                process group gets SIGSTOP and every tunnel
  *                                stalls, then SIGCONT and service resumes
@@ -14,7 +16,7 @@
  *                                `sbx _fault vanish off`
  *   sbx _ps                      what still runs: `daemon PID` and
  *                                `session PGID SANDBOX` lines (teardown)
- * net-cut and freeze need the daemon and return as soon as the fault is in
+ * net-cut, stall and freeze need the daemon and return as soon as the fault is in
  * place; the daemon ends it by itself. SECONDS may be fractional.
  * FAKE_SBX_HANG=CMD in the environment hangs that one invocation instead.
  * A hang lasts at most FAKE_SBX_HANG_MAX_S seconds (default 600), so a

@@ -272,6 +272,13 @@ static void dispatch(sandboxd *d, const char *line, char *reply, size_t cap, int
     } else if (!strncmp(line, "freeze ", 7) && (ms = parse_seconds(arg)) > 0) {
         freeze(d, ms, now);
         snprintf(reply, cap, "ok");
+    } else if (!strncmp(line, "stall ", 6) && (ms = parse_seconds(arg)) > 0) {
+        /* A network blip: tunnels stop moving bytes but stay open, and the
+         * processes keep running. Too short for any keepalive to notice. */
+        thaw(d);
+        d->frozen_until = now + ms;
+        log_line(d, "info", "stall: tunnels stalled for %lld ms", (long long)ms);
+        snprintf(reply, cap, "ok");
     } else if (!strcmp(line, "stop")) {
         d->stop = 1;
         snprintf(reply, cap, "ok");
