@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 /* The SDK backs off up to ~90 s between attempts once Wi-Fi is back, and
  * the operator may keep it off a few minutes: five minutes is generous. */
 #define DEFAULT_RECONNECT_WINDOW_S 300
+#define DEFAULT_SBX_TIMEOUT_S 60 /* one ordinary sbx call; a hung sbx is a FAIL */
 
 /* The settings config_load reads; the dotenv parser keeps only these. */
 typedef enum setting_key {
@@ -28,6 +30,7 @@ typedef enum setting_key {
     KEY_STATE_DIR,
     KEY_SDK_SPEC,
     KEY_RECONNECT_WINDOW,
+    KEY_SBX_TIMEOUT,
     KEY__COUNT
 } setting_key;
 
@@ -43,6 +46,7 @@ static const char *const key_names[KEY__COUNT] = {
     [KEY_STATE_DIR] = "SMOKE_STATE_DIR",
     [KEY_SDK_SPEC] = "SMOKE_SDK_SPEC",
     [KEY_RECONNECT_WINDOW] = "SMOKE_RECONNECT_WINDOW_S",
+    [KEY_SBX_TIMEOUT] = "SMOKE_SBX_TIMEOUT_S",
 };
 
 /* What the dotenv file said, one malloc'd value per known key. */
@@ -303,13 +307,22 @@ static err_code take_all(const dotenv *file, config *cfg, char *err)
         rc = take(file, KEY_SDK_SPEC, "band-sdk", cfg->sdk_spec, sizeof cfg->sdk_spec, err);
     if (rc != ERR_OK)
         return rc;
-    const char *timeout = setting(file, KEY_E2E_TIMEOUT);
-    const char *window = setting(file, KEY_RECONNECT_WINDOW);
-    cfg->e2e_timeout_s = DEFAULT_E2E_TIMEOUT_S;
-    cfg->reconnect_window_s = DEFAULT_RECONNECT_WINDOW_S;
-    rc = timeout ? parse_seconds(KEY_E2E_TIMEOUT, timeout, &cfg->e2e_timeout_s, err) : ERR_OK;
-    if (rc == ERR_OK && window)
-        rc = parse_seconds(KEY_RECONNECT_WINDOW, window, &cfg->reconnect_window_s, err);
+    static const struct {
+        setting_key key;
+        size_t offset;
+        int fallback;
+    } durations[] = {
+        {KEY_E2E_TIMEOUT, offsetof(config, e2e_timeout_s), DEFAULT_E2E_TIMEOUT_S},
+        {KEY_RECONNECT_WINDOW, offsetof(config, reconnect_window_s), DEFAULT_RECONNECT_WINDOW_S},
+        {KEY_SBX_TIMEOUT, offsetof(config, sbx_timeout_s), DEFAULT_SBX_TIMEOUT_S},
+    };
+    for (size_t i = 0; rc == ERR_OK && i < sizeof durations / sizeof durations[0]; i++) {
+        int *seconds = (int *)((char *)cfg + durations[i].offset);
+        const char *text = setting(file, durations[i].key);
+        *seconds = durations[i].fallback;
+        if (text)
+            rc = parse_seconds(durations[i].key, text, seconds, err);
+    }
     return rc;
 }
 

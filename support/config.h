@@ -19,7 +19,7 @@
  *   SBX_SANDBOX, SBX_WORKSPACE, SBX_BIN (default "sbx", found on PATH)
  *   SMOKE_STATE_DIR (default <project root>/.sandbox-smoke)
  *   SMOKE_SDK_SPEC (default "band-sdk")
- *   SMOKE_RECONNECT_WINDOW_S (default 300)
+ *   SMOKE_RECONNECT_WINDOW_S (default 300), SMOKE_SBX_TIMEOUT_S (default 60)
  *
  * config_load registers BAND_API_KEY_USER with redact the moment it is read
  * (a key under 8 bytes cannot be registered; it is kept, and preflight
@@ -46,6 +46,9 @@ typedef struct config {
     int reconnect_window_s; /* SMOKE_RECONNECT_WINDOW_S (default 300): how long
                                after a logged disconnect the agent has to log
                                its reconnect before the Wi-Fi step fails */
+    int sbx_timeout_s;      /* SMOKE_SBX_TIMEOUT_S (default 60): bound of one
+                               ordinary sbx call (create and daemon start get
+                               sbx.h's longer bound) */
     char sandbox[128];
     char workspace[CONFIG_PATH_SZ];
     char sbx_bin[CONFIG_PATH_SZ];

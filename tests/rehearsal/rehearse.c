@@ -264,7 +264,14 @@ int main(int argc, char **argv)
 
     static rehearsal r;
     r.started_ms = clock_mono_ms();
-    world_opts opts = {.e2e_timeout_s = sc->e2e_timeout_s};
+    world_opts opts = {.e2e_timeout_s = sc->e2e_timeout_s ? sc->e2e_timeout_s
+                                                          : REHEARSAL_E2E_TIMEOUT_S};
+    opts.extra_env[0] = REHEARSAL_RECONNECT_WINDOW;
+    opts.extra_env[1] = sc->env;
+    if (sc->production) {
+        opts.rest_url = "https://app.band.ai";
+        opts.ws_url = "wss://app.band.ai/api/v1/socket/websocket";
+    }
     say(&r, "rehearsal %s: %s", sc->name, sc->what);
     if (world_open(&r.w, &opts) != 0) {
         world_close(&r.w);

@@ -26,9 +26,16 @@ typedef struct rehearsal {
 typedef struct scenario {
     const char *name;
     const char *what;
-    int e2e_timeout_s;
     void (*run)(rehearsal *r);
+    int e2e_timeout_s; /* probe deadline; 0 = REHEARSAL_E2E_TIMEOUT_S */
+    const char *env;   /* one more "K=V" for every child, or NULL */
+    int production;    /* point band-smoke at the production URLs */
 } scenario;
+
+/* Short deadlines: the fakes answer in milliseconds, and a negative
+ * rehearsal that waits for a timeout should not wait two minutes. */
+#define REHEARSAL_E2E_TIMEOUT_S 8
+#define REHEARSAL_RECONNECT_WINDOW "SMOKE_RECONNECT_WINDOW_S=5"
 
 extern const scenario scenarios[];
 

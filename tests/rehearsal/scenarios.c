@@ -2,11 +2,15 @@
  * Each reads as the operator's checklist with the operator's actions
  * replaced by injected faults. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "rehearse.h"
+#include "run.h"
+#include "tk.h"
+#include "tk_band.h"
 
 /* The Wi-Fi cycle: long enough for every tunnel to drop and the agent to
  * back off at least once; short enough for a 60 s rehearsal. */
@@ -107,8 +111,249 @@ static void scenario_main(rehearsal *r)
     check_pass_evidence(r);
 }
 
+/* ---- negative rehearsals ------------------------------------------------ */
+
+static const char *const up_to_launch[] = {"start", "preflight", "sandbox", "launch", NULL};
+static const char *const up_to_wifi[] = {"start", "preflight", "sandbox", "launch", "initial",
+                                         "wifi-checkpoint", NULL};
+
+static char *evidence_text(rehearsal *r)
+{
+    char path[W_PATH + 16];
+    snprintf(path, sizeof path, "%s/evidence.md", r->w.state_dir);
+    return tk_read(path, NULL);
+}
+
+static void check_evidence_says(rehearsal *r, const char *needle)
+{
+    char *md = evidence_text(r);
+    check(r, md && strstr(md, needle), "evidence.md does not say \"%s\"", needle);
+    free(md);
+}
+
+static void check_latest(rehearsal *r, const char *label, int passed, const char *needle,
+                         int attempts)
+{
+    state_t *st = load_state(r);
+    if (!st)
+        return;
+    const state_probe *p = state_latest_probe(st, label);
+    if (check(r, p != NULL, "no '%s' probe recorded", label)) {
+        check(r, p->passed == passed, "'%s' probe %s, expected %s", label,
+              p->passed ? "passed" : "failed", passed ? "pass" : "fail");
+        check(r, !needle || strstr(p->detail, needle), "'%s' probe detail \"%s\" lacks \"%s\"",
+              label, p->detail, needle ? needle : "");
+        check(r, !attempts || state_probe_attempts(st, label) == attempts,
+              "'%s' has %d attempts, expected %d", label, state_probe_attempts(st, label),
+              attempts);
+    }
+    state_free(st);
+}
+
+/* The agent never reconnects after the cut: once the reconnect window has
+ * passed, the Wi-Fi step fails on the evidence. */
+static void scenario_no_reconnect(rehearsal *r)
+{
+    if (!run_phases(r, up_to_wifi))
+        return abandon(r);
+    int64_t cut_at = clock_wall_ms(NULL);
+    inject_sbx(r, "Wi-Fi cycle, and the agent will not come back", "net-cut", WIFI_CUT_S);
+    wait_log(r, "the WebSocket disconnect", "WebSocket disconnected", cut_at - 1000, 20000);
+    step_phase(r, "after-wifi-reconnect", 77); /* inside the window: wait, do not judge */
+    say(r, "waiting out the reconnect window (SMOKE_RECONNECT_WINDOW_S=5)");
+    sleep_ms(6000);
+    step_phase(r, "after-wifi-reconnect", 1);
+    check_latest(r, "after-wifi-reconnect", 0, "did not recover from the Wi-Fi cycle", 1);
+    finish_run(r, 0, 0);
+    check_reports(r, "FAIL");
+}
+
+/* A blip too short to drop the WebSocket: the gate names the missing
+ * disconnect; a real cut afterwards passes. */
+static void scenario_short_cut(rehearsal *r)
+{
+    if (!run_phases(r, up_to_wifi))
+        return abandon(r);
+    inject_sbx(r, "a one-second network blip (tunnels stall, nothing drops)", "stall", "1");
+    sleep_ms(1500);
+    step_phase(r, "after-wifi-reconnect", 77);
+    check_evidence_says(r, "no WebSocket disconnect since the Wi-Fi checkpoint");
+    wifi_cycle(r);
+    step_phase(r, "after-wifi-reconnect", 0);
+    check_latest(r, "after-wifi-reconnect", 1, NULL, 1);
+    step_smoke(r, 0, "record-phase", "failed", NULL); /* the rest is another scenario's */
+    finish_run(r, 0, 0);
+}
+
+/* REST 500s during provisioning: first a failed room leaves nothing behind;
+ * then a failed room whose agent cannot be reaped keeps the agent id, and
+ * the next launch reaps it first. */
+static void scenario_provision_500(rehearsal *r)
+{
+    static const char *const ready[] = {"start", "preflight", "sandbox", NULL};
+    if (!run_phases(r, ready))
+        return abandon(r);
+    inject_band(r, "creating the room fails once",
+                "{\"action\":\"fail_rest\",\"count\":1,\"status\":500,"
+                "\"match\":\"POST /api/v1/me/chats\"}");
+    step_phase(r, "launch", 1);
+    int agents = -1, rooms = -1;
+    tk_band_stats(&r->w.band, &agents, &rooms);
+    check(r, agents == 0 && rooms == 0, "a failed launch leaked %d agents, %d rooms", agents,
+          rooms);
+
+    inject_band(r, "creating the room fails, and so does reaping the agent",
+                "{\"action\":\"fail_rest\",\"count\":1,\"status\":500,"
+                "\"match\":\"POST /api/v1/me/chats\"}");
+    inject_band(r, "(the agent delete)",
+                "{\"action\":\"fail_rest\",\"count\":1,\"status\":500,"
+                "\"match\":\"DELETE /api/v1/me/agents/\"}");
+    step_phase(r, "launch", 1);
+    state_t *st = load_state(r);
+    char kept[STATE_ID_SZ] = "";
+    if (st) {
+        snprintf(kept, sizeof kept, "%s", st->agent_id);
+        check(r, kept[0] != '\0', "the agent that could not be reaped is not in the state");
+        state_free(st);
+    }
+    step_phase(r, "launch", 0);
+    st = load_state(r);
+    if (st) {
+        check(r, strcmp(st->agent_id, kept) != 0, "the next launch did not replace the kept id");
+        state_free(st);
+    }
+    tk_band_stats(&r->w.band, &agents, &rooms);
+    check(r, agents == 1 && rooms == 1, "after the retry: %d agents, %d rooms live (want 1, 1)",
+          agents, rooms);
+    step_phase(r, "initial", 0);
+    step_smoke(r, 0, "record-phase", "failed", NULL);
+    finish_run(r, 0, 0);
+}
+
+/* The observer's WebSocket drops in the middle of a probe: that attempt
+ * fails, a retry passes, and the report shows both. */
+static void scenario_ws_drop_probe(rehearsal *r)
+{
+    if (!run_phases(r, up_to_launch))
+        return abandon(r);
+    inject_band(r, "slow REST answers so the probe is mid-flight", "{\"action\":\"delay\",\"ms\":1500}");
+    char *argv[] = {r->w.band_smoke, "phase", "initial", NULL};
+    say(r, "phase initial (in the background)");
+    int pid = run_background(&r->w, argv);
+    sleep_ms(800);
+    inject_band(r, "every WebSocket drops", "{\"action\":\"drop_ws\"}");
+    int status = run_reap(pid, 120000);
+    check(r, status == 1, "the probe with a dropped socket exited %d, expected 1", status);
+    inject_band(r, "answers at full speed again", "{\"action\":\"delay\",\"ms\":0}");
+    wait_log(r, "the agent's reconnect", "WebSocket reconnected", 0, 30000);
+    step_phase(r, "initial", 0);
+    check_latest(r, "initial", 1, NULL, 2);
+    step_smoke(r, 0, "record-phase", "failed", NULL);
+    finish_run(r, 0, 0);
+    check_evidence_says(r, "| `initial` | PASS |");
+}
+
+/* The sandbox is gone after the host sleep (a known sbx failure). */
+static void scenario_sandbox_vanish(rehearsal *r)
+{
+    if (!run_phases(r, up_to_wifi))
+        return abandon(r);
+    wifi_cycle(r);
+    if (step_phase(r, "after-wifi-reconnect", 0) || step_phase(r, "sleep-checkpoint", 0))
+        return abandon(r);
+    inject_sbx(r, "the sandbox disappears during the sleep", "vanish", r->w.sandbox);
+    host_sleep(r);
+    step_phase(r, "after-sleep-wake", 1);
+    check_evidence_says(r, "missing");
+    finish_run(r, 0, 0);
+    check_reports(r, "FAIL");
+}
+
+/* sbx hangs: the sandbox phase fails at its timeout instead of hanging. */
+static void scenario_sbx_hang(rehearsal *r)
+{
+    static const char *const first[] = {"start", "preflight", NULL};
+    if (!run_phases(r, first))
+        return abandon(r);
+    inject_sbx(r, "`sbx ls` hangs", "hang", "ls");
+    int64_t t0 = clock_mono_ms();
+    step_phase(r, "sandbox", 1);
+    check(r, clock_mono_ms() - t0 < 30000, "the hung sbx took %lld ms to fail",
+          (long long)(clock_mono_ms() - t0));
+    inject_sbx(r, "`sbx ls` answers again", "hang", "off");
+    step_smoke(r, 0, "record-phase", "failed", NULL);
+    finish_run(r, 0, 0);
+}
+
+/* Production endpoints: preflight fails and nothing is touched. */
+static void scenario_production(rehearsal *r)
+{
+    step_phase(r, "start", 0);
+    step_phase(r, "preflight", 1);
+    step_phase(r, "sandbox", 77);
+    step_phase(r, "launch", 77);
+    check(r, tk_band_stat(&r->w.band, "rest_calls") == 0, "a request reached Band");
+    char *ls[] = {r->w.sbx_bin, "ls", "-q", NULL};
+    run_out out;
+    run_child(&r->w, ls, 20000, NULL, &out);
+    check(r, strstr(out.text, r->w.sandbox) == NULL, "a sandbox was created");
+    run_out_free(&out);
+    step_smoke(r, 0, "record-phase", "failed", NULL);
+    step_phase(r, "cleanup", 0);
+}
+
+/* A corrupt state.json: a clear error naming the file, and the file is
+ * left exactly as it was. */
+static void scenario_corrupt_state(rehearsal *r)
+{
+    step_phase(r, "start", 0);
+    char path[W_PATH + 16];
+    snprintf(path, sizeof path, "%s/state.json", r->w.state_dir);
+    const char *junk = "{\"schema_version\": 1, \"run_id\": \"deadbeef\", \"probes\": [tru";
+    tk_write(path, junk);
+    say(r, "INJECT a truncated state.json");
+    step_phase(r, "preflight", 1);
+    step_smoke(r, 1, "status", NULL, NULL);
+    step_smoke(r, 1, "record-phase", "failed", NULL);
+    char *now = tk_read(path, NULL);
+    check(r, now && strcmp(now, junk) == 0, "state.json was changed");
+    free(now);
+}
+
+/* `record-phase failed` in the middle of a run: the report says FAIL and
+ * cleanup still reaps everything. */
+static void scenario_record_failed(rehearsal *r)
+{
+    static const char *const some[] = {"start", "preflight", "sandbox", "launch", "initial",
+                                       NULL};
+    if (!run_phases(r, some))
+        return abandon(r);
+    step_smoke(r, 0, "record-phase", "failed", NULL);
+    step_phase(r, "wifi-checkpoint", 77);
+    finish_run(r, 0, 0);
+    check_reports(r, "FAIL");
+}
+
 const scenario scenarios[] = {
-    {"main", "the whole smoke, phases 01-13, with the three interruptions injected", 20,
-     scenario_main},
-    {NULL, NULL, 0, NULL},
+    {.name = "main", .run = scenario_main, .e2e_timeout_s = 20,
+     .what = "the whole smoke, phases 01-13, with the three interruptions injected"},
+    {.name = "no-reconnect", .run = scenario_no_reconnect, .env = "FAKE_AGENT_NO_RECONNECT=1",
+     .what = "the agent never reconnects after the Wi-Fi cut: Wi-Fi step FAIL"},
+    {.name = "short-cut", .run = scenario_short_cut,
+     .what = "a blip too short to drop the socket: SKIPPED naming it; a real cut passes"},
+    {.name = "provision-500", .run = scenario_provision_500,
+     .what = "REST 500s while provisioning: launch FAIL, nothing leaked, kept ids reaped next"},
+    {.name = "ws-drop-probe", .run = scenario_ws_drop_probe,
+     .what = "the WebSocket drops mid-probe: FAIL, then a retry passes"},
+    {.name = "sandbox-vanish", .run = scenario_sandbox_vanish,
+     .what = "the sandbox is missing after the sleep: FAIL with that finding"},
+    {.name = "sbx-hang", .run = scenario_sbx_hang, .env = "SMOKE_SBX_TIMEOUT_S=3",
+     .what = "sbx hangs: the sandbox phase fails at its timeout"},
+    {.name = "production", .run = scenario_production, .production = 1,
+     .what = "production endpoints: preflight FAIL, nothing touched"},
+    {.name = "corrupt-state", .run = scenario_corrupt_state,
+     .what = "a corrupt state.json: a clear error, the file untouched"},
+    {.name = "record-failed", .run = scenario_record_failed,
+     .what = "record-phase failed mid-run: the report says FAIL"},
+    {.name = NULL},
 };

@@ -130,6 +130,7 @@ static void build_env(world *w, const world_opts *o)
     world_setenv(w, "SBX_WORKSPACE", w->workspace);
     world_setenv(w, "SBX_BIN", w->sbx_bin);
     world_setenv(w, "E2E_TIMEOUT", timeout);
+    world_setenv(w, "FAKE_AGENT_KEEPALIVE_S", "2"); /* notice a dead tunnel within seconds */
     world_setenv(w, "FAKE_SBX_STATE", w->sbx_state);
     world_setenv(w, "FAKE_UV_AGENT", w->fake_agent);
     const char *passthrough[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", NULL};
