@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 
 #include "engine.h"
+#include "launch.h"
+#include "provision.h"
 
 const char act_scope[] =
     "SCOPE: this run proves that a headless band-sdk agent inside a real Docker Sandbox\n"
@@ -96,4 +98,34 @@ void act_report(phase_env *env)
     phase_check(env, file_has_content(ctx->store.dir, "junit.xml"), "junit.xml is missing");
     phase_note(env, "verdict %s; %s/evidence.md and junit.xml",
                state_verdict_name(state_verdict_of(ctx->st)), ctx->store.dir);
+}
+
+static err_code save_now(void *ud, char *err)
+{
+    return ctx_save(ud, err);
+}
+
+/* Reap room then agent, each on its own (a failed reap keeps its id for the
+ * next attempt), stop the agent, and end the run: completed, unless it was
+ * already marked failed, which no cleanup may turn into a pass. */
+void act_cleanup(phase_env *env)
+{
+    smoke_ctx *ctx = env->ctx;
+    state_t *st = ctx->st;
+    char err[ERR_BUFSZ];
+    int had_room = st->room_id[0] != '\0', had_agent = st->agent_id[0] != '\0';
+    err_code reaped = provision_reap(&ctx->cfg, st, save_now, ctx, err);
+    phase_check(env, reaped == ERR_OK, "reaping the Band resources failed: %s (the ids stay "
+                "in the run state; run cleanup again)", err);
+
+    int was_alive = launch_alive(st);
+    err_code stopped = launch_stop(st, st, err);
+    phase_check(env, stopped == ERR_OK, "stopping the agent failed: %s", err);
+
+    if (reaped == ERR_OK && st->phase != RUN_FAILED)
+        st->phase = RUN_COMPLETED;
+    phase_note(env, "%s, %s; agent process %s; run %s",
+               had_room ? "room reaped" : "no room to reap",
+               had_agent ? "agent reaped" : "no agent to reap",
+               was_alive ? "stopped" : "already ended", state_run_phase_name(st->phase));
 }

@@ -82,7 +82,9 @@ static void tell_next(smoke_ctx *ctx);
 
 /* The evidence already proves the failure: record it as the phase's result
  * and, for a probe phase, as that probe's latest attempt, so the verdict
- * says FAIL and why. */
+ * says FAIL and why. No retry can change it (the requirement is about the
+ * process that was interrupted), so the run is marked failed: cleanup,
+ * report and teardown then go ahead instead of waiting at the checkpoint. */
 static int fail_by_evidence(smoke_ctx *ctx, const phase_def *def, const gate_verdict *gate)
 {
     int64_t now = ctx_now(ctx);
@@ -95,6 +97,7 @@ static int fail_by_evidence(smoke_ctx *ctx, const phase_def *def, const gate_ver
         state_add_probe(ctx->st, &p);
     }
     state_set_phase(ctx->st, def->name, RESULT_FAILED, now, 0, gate->reason);
+    ctx->st->phase = RUN_FAILED;
     if (!persist(ctx))
         return ENGINE_EXIT_FAILED;
     tell_next(ctx);

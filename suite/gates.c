@@ -92,8 +92,14 @@ int gate_held(const smoke_ctx *ctx, phase_id id, gate_verdict *out)
             continue;
         char resume[256];
         command_for(h->resume, resume, sizeof resume);
-        close_gate(out, "run %s waits at the %s checkpoint: %s, then resume with: %s",
-                   st->run_id, phase_get(h->checkpoint)->title, h->instruction, resume);
+        if (rs && rs->status == RESULT_FAILED && rs->at_ms >= cp->at_ms)
+            close_gate(out, "run %s: %s failed after the %s (%.200s); retry it with: "
+                       "%s, or give the run up (cleanup then runs) with: band-smoke "
+                       "record-phase failed", st->run_id, phase_get(h->resume)->ctest_name,
+                       phase_get(h->checkpoint)->title, rs->detail, resume);
+        else
+            close_gate(out, "run %s waits at the %s: %s, then resume with: %s",
+                       st->run_id, phase_get(h->checkpoint)->title, h->instruction, resume);
         return 1;
     }
     return 0;

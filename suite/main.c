@@ -6,6 +6,7 @@
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -14,7 +15,9 @@
 #include "engine.h"
 #include "launcher.h"
 #include "phases.h"
+#include "preflight.h"
 #include "redact.h"
+#include "sbx.h"
 
 static const char usage_text[] =
     "usage: band-smoke COMMAND [ARGS]\n"
@@ -59,6 +62,24 @@ static int run_one_phase(smoke_ctx *ctx, int argc, char **argv)
     return engine_run_phase(ctx, def, again);
 }
 
+/* `band-smoke preflight`: the checks alone, printed, with no run needed;
+ * exit 1 when any fails. */
+static int preflight(smoke_ctx *ctx)
+{
+    char err[ERR_BUFSZ];
+    sbx_ctx sbx;
+    err_code rc = sbx_init(&sbx, ctx->cfg.sbx_bin, 0, 0, err);
+    if (rc == ERR_OK) {
+        preflight_input in = {&ctx->cfg, &sbx, getenv("HOME")};
+        preflight_result r;
+        rc = preflight_run(&in, &r, err);
+        preflight_print(&r, ctx->out);
+    }
+    if (rc != ERR_OK)
+        redact_fprintf(ctx->out, "preflight: %s\n", err);
+    return rc == ERR_OK ? 0 : 1;
+}
+
 /* The rehearsal driver is a separate executable beside this one, so the
  * product knows nothing of the fakes but that sibling's name. */
 static int rehearse(smoke_ctx *ctx, int argc, char **argv)
@@ -98,6 +119,8 @@ static int dispatch(smoke_ctx *ctx, const char *cmd, int argc, char **argv)
         return cmd_confirm(ctx, argc, argv);
     if (!strcmp(cmd, "report") && argc == 0)
         return cmd_report(ctx);
+    if (!strcmp(cmd, "preflight") && argc == 0)
+        return preflight(ctx);
     if (!strcmp(cmd, "rehearse"))
         return rehearse(ctx, argc, argv);
     return usage();

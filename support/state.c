@@ -581,7 +581,7 @@ static err_code read_integer(const reader *r, const cJSON *item, const char *nam
 {
     int64_t min = kind == F_INT ? INT_MIN : kind == F_TOKEN ? 0 : -JSON_MAX_INT;
     int64_t max = kind == F_INT ? INT_MAX : JSON_MAX_INT;
-    int64_t v;
+    int64_t v = 0; /* read_whole sets it on ERR_OK; -O3 cannot see that */
     err_code rc = read_whole(r, item, name, min, max, &v);
     if (rc != ERR_OK)
         return rc;
@@ -654,7 +654,7 @@ static err_code read_schema_version(const reader *r, const cJSON *root)
     if (!item || cJSON_IsNull(item))
         return err_set(r->err, ERR_CORRUPT,
                        "%s: missing schema_version (not a band-smoke run state?)", r->what);
-    int64_t v;
+    int64_t v = 0; /* read_whole sets it on ERR_OK; -O3 cannot see that */
     err_code rc = read_whole(r, item, "schema_version", INT_MIN, INT_MAX, &v);
     if (rc != ERR_OK)
         return rc;

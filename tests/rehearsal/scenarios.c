@@ -1,6 +1,7 @@
 /* The rehearsal scenarios: the main job, then the negative rehearsals.
  * Each reads as the operator's checklist with the operator's actions
  * replaced by injected faults. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,9 @@ static void scenario_sandbox_vanish(rehearsal *r)
     host_sleep(r);
     step_phase(r, "after-sleep-wake", 1);
     check_evidence_says(r, "missing");
+    step_phase(r, "cleanup", 77); /* held: the operator decides, retry or give up */
+    say(r, "the operator gives the run up");
+    step_smoke(r, 0, "record-phase", "failed", NULL);
     finish_run(r, 0, 0);
     check_reports(r, "FAIL");
 }
@@ -334,6 +338,31 @@ static void scenario_record_failed(rehearsal *r)
     check_reports(r, "FAIL");
 }
 
+/* band-smoke killed with SIGKILL at random points: the state still reads,
+ * and the same step run again continues the run; cleanup still works. */
+static void scenario_sigkill(rehearsal *r)
+{
+    static const char *const phases[] = {"start", "preflight", "sandbox", "launch", "initial",
+                                         "wifi-checkpoint", NULL};
+    unsigned seed = (unsigned)clock_wall_ms(NULL);
+    for (int i = 0; phases[i]; i++) {
+        for (int round = 0; round < 2; round++) {
+            char *argv[] = {r->w.band_smoke, "phase", (char *)phases[i], NULL};
+            int after = 5 + (int)(rand_r(&seed) % 400);
+            int pid = run_background(&r->w, argv);
+            sleep_ms(after);
+            say(r, "INJECT SIGKILL to band-smoke phase %s after %d ms", phases[i], after);
+            kill(pid, SIGKILL);
+            run_reap(pid, 60000);
+            step_smoke(r, 0, "status", NULL, NULL);
+        }
+        if (step_phase(r, phases[i], 0) != 0)
+            return abandon(r);
+    }
+    step_smoke(r, 0, "record-phase", "failed", NULL);
+    finish_run(r, 0, 0);
+}
+
 const scenario scenarios[] = {
     {.name = "main", .run = scenario_main, .e2e_timeout_s = 20,
      .what = "the whole smoke, phases 01-13, with the three interruptions injected"},
@@ -355,5 +384,7 @@ const scenario scenarios[] = {
      .what = "a corrupt state.json: a clear error, the file untouched"},
     {.name = "record-failed", .run = scenario_record_failed,
      .what = "record-phase failed mid-run: the report says FAIL"},
+    {.name = "sigkill", .run = scenario_sigkill,
+     .what = "band-smoke killed with SIGKILL at random points: state reads, the run goes on"},
     {.name = NULL},
 };

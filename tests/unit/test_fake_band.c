@@ -906,6 +906,18 @@ static void test_fault_fail_rest(void)
     UNIT_CHECK(tk_band_control(&w.b, "{\"action\":\"fail_rest\",\"count\":1,\"status\":500,"
                                      "\"match\":\"nospace\"}") == 400,
                "a match without a method accepted");
+
+    /* Plans add up, each aimed at its own call; count 0 cancels them all. */
+    tk_band_control(&w.b, "{\"action\":\"fail_rest\",\"count\":1,\"status\":502,"
+                          "\"match\":\"GET /api/v1/me/profile\"}");
+    tk_band_control(&w.b, "{\"action\":\"fail_rest\",\"count\":1,\"status\":504,"
+                          "\"match\":\"GET /api/v1/agent/me\"}");
+    expect_error(&w.b, "GET", "/api/v1/agent/me", w.agent_key, NULL, 504, "gateway_timeout");
+    expect_error(&w.b, "GET", "/api/v1/me/profile", w.b.user_key, NULL, 502, "bad_gateway");
+    cJSON_Delete(call(&w.b, "GET", "/api/v1/me/profile", w.b.user_key, NULL, 200));
+    tk_band_control(&w.b, "{\"action\":\"fail_rest\",\"count\":5,\"status\":500}");
+    tk_band_control(&w.b, "{\"action\":\"fail_rest\",\"count\":0,\"status\":500}");
+    cJSON_Delete(call(&w.b, "GET", "/api/v1/me/profile", w.b.user_key, NULL, 200));
     world_down(&w);
 }
 

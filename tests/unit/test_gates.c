@@ -205,6 +205,10 @@ static void test_wifi_checkpoint_holds_later_phases(void)
     closed_with(&f, PH_CLEANUP, "phase\\.07\\.after-wifi-reconnect");
     /* The resume phase is not held: its own evidence gate speaks. */
     closed_with(&f, PH_AFTER_WIFI, "no WebSocket disconnect");
+    /* A failed resume step keeps the hold but says how to go on. */
+    state_set_phase(f.ctx.st, "after-wifi-reconnect", RESULT_FAILED, T0 + 7000, 5, "no reply");
+    closed_with(&f, PH_CLEANUP, "failed after the Wi-Fi checkpoint (no reply); retry it");
+    closed_with(&f, PH_CLEANUP, "record-phase failed");
     /* A failed run is not held: cleanup may reap it. */
     f.ctx.st->phase = RUN_FAILED;
     is_open(&f, PH_CLEANUP);

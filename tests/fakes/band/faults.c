@@ -8,25 +8,29 @@ int faults_refusing(const faults *f, int64_t now_ms)
     return now_ms < f->refuse_until_ms;
 }
 
-static int aimed_at(const faults *f, const char *method, const char *path)
+static int aimed_at(const fail_plan *p, const char *method, const char *path)
 {
-    if (!f->fail_match[0])
+    if (!p->match[0])
         return 1;
     size_t m = strlen(method);
-    const char *prefix = f->fail_match + m + 1;
-    return strncmp(f->fail_match, method, m) == 0 && f->fail_match[m] == ' ' &&
+    const char *prefix = p->match + m + 1;
+    return strncmp(p->match, method, m) == 0 && p->match[m] == ' ' &&
            strncmp(path, prefix, strlen(prefix)) == 0;
 }
 
 int faults_take_failure(faults *f, const char *method, const char *path, int *status,
                         int *retry_after)
 {
-    if (f->fail_left <= 0 || !aimed_at(f, method, path))
-        return 0;
-    f->fail_left--;
-    *status = f->fail_status;
-    *retry_after = f->fail_retry_after;
-    return 1;
+    for (int i = 0; i < FAULTS_MAX_PLANS; i++) {
+        fail_plan *p = &f->plans[i];
+        if (p->left <= 0 || !aimed_at(p, method, path))
+            continue;
+        p->left--;
+        *status = p->status;
+        *retry_after = p->retry_after;
+        return 1;
+    }
+    return 0;
 }
 
 /* An integer field within [lo, hi]; `fallback` when absent (-1 = required). */
@@ -65,14 +69,28 @@ int faults_plan_failures(faults *f, const cJSON *body, char why[FAULTS_WHY_SZ])
         return -1;
     const cJSON *match = cJSON_GetObjectItemCaseSensitive(body, "match");
     if (match && (!cJSON_IsString(match) || !strchr(match->valuestring, ' ') ||
-                  strlen(match->valuestring) >= sizeof f->fail_match)) {
+                  strlen(match->valuestring) >= sizeof f->plans[0].match)) {
         snprintf(why, FAULTS_WHY_SZ, "match must be \"METHOD /path-prefix\"");
         return -1;
     }
-    f->fail_left = count;
-    f->fail_status = status;
-    f->fail_retry_after = retry_after;
-    snprintf(f->fail_match, sizeof f->fail_match, "%s", match ? match->valuestring : "");
+    if (count == 0) {
+        memset(f->plans, 0, sizeof f->plans);
+        return 0;
+    }
+    /* Keep the live plans in planning order and add this one after them. */
+    fail_plan live[FAULTS_MAX_PLANS];
+    int n = 0;
+    for (int i = 0; i < FAULTS_MAX_PLANS; i++)
+        if (f->plans[i].left > 0)
+            live[n++] = f->plans[i];
+    if (n == FAULTS_MAX_PLANS) {
+        snprintf(why, FAULTS_WHY_SZ, "already %d live fail_rest plans", FAULTS_MAX_PLANS);
+        return -1;
+    }
+    live[n] = (fail_plan){count, status, retry_after, ""};
+    snprintf(live[n].match, sizeof live[n].match, "%s", match ? match->valuestring : "");
+    memset(f->plans, 0, sizeof f->plans);
+    memcpy(f->plans, live, (size_t)(n + 1) * sizeof live[0]);
     return 0;
 }
 

@@ -15,13 +15,20 @@
 #define FAULTS_WHY_SZ 128
 #define FAULTS_DELAY_MAX_MS 60000
 
+#define FAULTS_MAX_PLANS 8
+
+/* One fail_rest plan: the next `left` matching REST calls fail. */
+typedef struct fail_plan {
+    int left;
+    int status;
+    int retry_after; /* seconds for Retry-After; 0 = no header */
+    char match[128]; /* "METHOD /path-prefix" the failures aim at; "" = any */
+} fail_plan;
+
 typedef struct faults {
     int64_t refuse_until_ms; /* new connections are closed until then */
-    int fail_left;           /* REST calls still to fail */
-    int fail_status;
-    int fail_retry_after; /* seconds for Retry-After; 0 = no header */
-    char fail_match[128]; /* "METHOD /path-prefix" the failures aim at; "" = any */
-    int delay_ms;         /* added before every REST answer */
+    fail_plan plans[FAULTS_MAX_PLANS]; /* in the order they were planned */
+    int delay_ms;            /* added before every REST answer */
 } faults;
 
 /* True while connections are being refused. */
@@ -40,7 +47,9 @@ int faults_take_failure(faults *f, const char *method, const char *path, int *st
  *             without retry_after gets 1 s; M ("POST /api/v1/me/chats")
  *             aims the failures at requests of that method whose path
  *             starts with that prefix, so a test can fail one step of a
- *             sequence
+ *             sequence. Plans add up (at most FAULTS_MAX_PLANS live ones):
+ *             a call takes a failure from the first live plan aimed at
+ *             it. count 0 cancels every plan.
  *   delay     {"ms": N}                        0 <= N <= FAULTS_DELAY_MAX_MS */
 int faults_plan_refuse(faults *f, const cJSON *body, int64_t now_ms, char why[FAULTS_WHY_SZ]);
 int faults_plan_failures(faults *f, const cJSON *body, char why[FAULTS_WHY_SZ]);
