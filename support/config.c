@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "redact.h"
+#include "url.h"
 
 #define DOTENV_LINE_SZ 4096
 #define HOST_SZ 256
@@ -498,16 +499,7 @@ static int parse_port(const url_parts *u, int *port)
         *port = default_port(u);
         return 1;
     }
-    long n = 0;
-    for (size_t i = 0; i < u->port_len; i++) {
-        if (u->port[i] < '0' || u->port[i] > '9' || n > 65535)
-            return 0;
-        n = n * 10 + (u->port[i] - '0');
-    }
-    if (u->port_len == 0 || n < 1 || n > 65535)
-        return 0;
-    *port = (int)n;
-    return 1;
+    return url_parse_port(u->port, u->port_len, port) == 0;
 }
 
 /* Blanks and controls never belong in a URL; a backslash is read as a

@@ -1,4 +1,5 @@
 #include "netenv.h"
+#include "url.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -51,22 +52,6 @@ err_code netenv_proxy_for(const char *url, netenv_proxy *out, char *err)
 }
 
 /* ---- small parsers ------------------------------------------------------ */
-
-static int parse_port(const char *p, size_t n, int *out)
-{
-    if (n == 0 || n > 5)
-        return -1;
-    int v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9')
-            return -1;
-        v = v * 10 + (p[i] - '0');
-    }
-    if (v < 1 || v > 65535)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 /* Copies a host name lowercased; refuses what no host name holds. */
 static int copy_host(char *dst, size_t cap, const char *src, size_t n)
@@ -199,7 +184,7 @@ static err_code parse_endpoint(const char *url, endpoint *ep, char *err)
         copy_host(ep->host, sizeof ep->host, a.host, a.host_len) != 0)
         return err_set(err, ERR_USAGE, "URL has no usable host");
     ep->port = ep->secure ? 443 : 80;
-    if (a.port && parse_port(a.port, a.port_len, &ep->port) != 0)
+    if (a.port && url_parse_port(a.port, a.port_len, &ep->port) != 0)
         return err_set(err, ERR_USAGE, "URL has a malformed port");
     return ERR_OK;
 }
@@ -232,7 +217,7 @@ static err_code parse_proxy(const char *var, const char *value, netenv_proxy *ou
     }
     authority a;
     if (split_authority(p, &a) != 0 || !a.port ||
-        parse_port(a.port, a.port_len, &out->port) != 0 ||
+        url_parse_port(a.port, a.port_len, &out->port) != 0 ||
         copy_host(out->host, sizeof out->host, a.host, a.host_len) != 0 ||
         (a.rest[0] && strcmp(a.rest, "/") != 0))
         return err_set(err, ERR_CONFIG,
@@ -305,7 +290,7 @@ static int match_host_entry(const char *entry, const endpoint *ep, const ipaddr 
     } else if (split_authority(entry, &a) != 0 || a.user) {
         return -1;
     }
-    if (a.rest[0] || (a.port && parse_port(a.port, a.port_len, &port) != 0))
+    if (a.rest[0] || (a.port && url_parse_port(a.port, a.port_len, &port) != 0))
         return -1;
     const char *name = a.host;
     size_t len = a.host_len;

@@ -1,4 +1,5 @@
 #include "phx_url.h"
+#include "url.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,22 +38,6 @@ static void put_encoded(strbuf *b, const char *s)
     }
 }
 
-static int parse_port(const char *p, size_t n, int *out)
-{
-    int v = 0;
-    if (n == 0 || n > 5)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9')
-            return -1;
-        v = v * 10 + (p[i] - '0');
-    }
-    if (v < 1 || v > 65535)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* host[:port] or [v6][:port]; no userinfo (a key belongs in api_key). */
 static int parse_authority(const char *a, size_t n, phx_endpoint *ep)
 {
@@ -79,7 +64,7 @@ static int parse_authority(const char *a, size_t n, phx_endpoint *ep)
     memcpy(ep->host, host, host_len);
     ep->host[host_len] = '\0';
     ep->port = ep->tls ? 443 : 80;
-    return colon ? parse_port(colon + 1, (size_t)(a + n - colon - 1), &ep->port) : 0;
+    return colon ? url_parse_port(colon + 1, (size_t)(a + n - colon - 1), &ep->port) : 0;
 }
 
 /* Copies the query's parameters except api_key and vsn, each followed by

@@ -11,12 +11,10 @@
 #include "inbox.h"
 #include "link.h"
 #include "phoenix.h"
-#include "resync.h"
-#include "rooms.h"
+#include "presence.h"
 #include "sdklog.h"
 
 #define SERVICE_SLICE_MS 200
-#define IDLE_POLL_MS 60000
 #define REST_TIMEOUT_MS 30000L
 #define REST_RETRIES 3      /* the SDK's agent-side max_retries */
 #define ME_ATTEMPTS 6       /* the SDK's tries of /agent/me on 429 */
@@ -30,12 +28,12 @@ typedef struct agent {
     band_client *rest;
     phx_client *phx;
     band_agent_info me;
-    rooms served;
     handler handler;
+    presence presence;
     inbox inbox;
     char control_topic[LINK_TOPIC_SZ];
     char rooms_topic[LINK_TOPIC_SZ];
-    int link_closed;      /* closed on purpose (FAKE_AGENT_NO_RECONNECT) */
+    int link_closed;      /* closed for good (FAKE_AGENT_NO_RECONNECT, or gave up) */
     int superseded;       /* Band said another connection took over */
     unsigned dropped_seen; /* inbox drops already warned about */
     int done;             /* the run is over; result in end_rc / end_err */
@@ -67,45 +65,6 @@ static void finish(agent *a, err_code rc, const char *fmt, ...)
     va_end(ap);
     a->end_rc = rc;
     a->done = 1;
-}
-
-static void schedule_poll(room *r)
-{
-    r->next_poll_ms = clock_mono_ms() + IDLE_POLL_MS;
-}
-
-/* Catches one room up; failures are logged, the room stays served. */
-static void resync(agent *a, room *r)
-{
-    char err[ERR_BUFSZ];
-    if (resync_room(&a->handler, r->id, a->stop, err) == ERR_OK)
-        sdklog_info(SDKLOG_EXECUTION, "ExecutionContext %s: Synchronized, switching to "
-                    "WebSocket", r->id);
-    else if (!*a->stop)
-        sdklog_warning(SDKLOG_EXECUTION, "ExecutionContext %s: synchronization failed: %s",
-                       r->id, err);
-    schedule_poll(r);
-}
-
-/* Joins a room and catches it up; a failure is logged and skipped. */
-static void serve_room(agent *a, const char *id)
-{
-    char err[ERR_BUFSZ];
-    if (rooms_join(&a->served, a->phx, id, err) != ERR_OK) {
-        sdklog_error(SDKLOG_PRESENCE, "Failed to join room %s: %s", id, err);
-        return;
-    }
-    resync(a, rooms_find(&a->served, id));
-}
-
-static void drop_room(agent *a, const char *id)
-{
-    char err[ERR_BUFSZ];
-    if (!rooms_find(&a->served, id))
-        return;
-    if (rooms_leave(&a->served, a->phx, id, err) != ERR_OK)
-        sdklog_warning(SDKLOG_PRESENCE, "Leaving room %s: %s", id, err);
-    sdklog_info(SDKLOG_PRESENCE, "Agent left room: %s", id);
 }
 
 /* ---- startup ------------------------------------------------------------ */
@@ -154,24 +113,6 @@ static err_code join_own_topics(agent *a, char *err)
     return link_join(a->phx, a->rooms_topic, 1, err);
 }
 
-/* Joins every room Band lists, then catches each up. */
-static err_code serve_listed_rooms(agent *a, char *err)
-{
-    rooms listed;
-    err_code rc = rooms_fetch(a->rest, &listed, err);
-    if (rc != ERR_OK)
-        return rc;
-    for (size_t i = 0; i < listed.count && !*a->stop; i++) {
-        if (rooms_join(&a->served, a->phx, listed.items[i].id, err) != ERR_OK)
-            sdklog_error(SDKLOG_PRESENCE, "Failed to join room %s: %s", listed.items[i].id, err);
-    }
-    rooms_free(&listed);
-    sdklog_info(SDKLOG_PRESENCE, "Subscribed to %zu rooms during startup", a->served.count);
-    for (size_t i = 0; i < a->served.count && !*a->stop; i++)
-        resync(a, &a->served.items[i]);
-    return ERR_OK;
-}
-
 static err_code start(agent *a, char *err)
 {
     err_code rc = open_rest(a, err);
@@ -179,9 +120,11 @@ static err_code start(agent *a, char *err)
         return rc;
     handler_init(&a->handler, a->rest, a->cfg->agent_id);
     if ((rc = fetch_identity(a, err)) ||
-        (rc = check_identity(a, err)) || (rc = link_open(a->cfg, &a->inbox, &a->phx, err)) ||
-        (rc = link_await_open(a->phx, a->stop, err)) || (rc = join_own_topics(a, err)) ||
-        (rc = serve_listed_rooms(a, err)))
+        (rc = check_identity(a, err)) || (rc = link_open(a->cfg, &a->inbox, &a->phx, err)))
+        return rc;
+    presence_init(&a->presence, a->phx, a->rest, &a->handler, a->stop);
+    if ((rc = link_await_open(a->phx, a->stop, err)) || (rc = join_own_topics(a, err)) ||
+        (rc = presence_start(&a->presence, err)))
         return rc;
     if (*a->stop)
         return ERR_OK; /* the loop shuts down at once; no readiness to claim */
@@ -207,44 +150,14 @@ static void on_disconnected(agent *a, const inbox_item *it)
     sdklog_info(STANDIN_LOGGER, "FAKE_AGENT_NO_RECONNECT=1: staying disconnected");
 }
 
-/* The SDK logs each rejoined topic, in join order. */
+/* The SDK logs each rejoined topic, in join order: its own, then the rooms'. */
 static void log_rejoined(const agent *a)
 {
     const char *own[] = {a->control_topic, a->rooms_topic};
     for (size_t i = 0; i < 2; i++)
         if (phx_is_joined(a->phx, own[i]))
             sdklog_info(SDKLOG_PHOENIX, "Successfully subscribed to topic %s", own[i]);
-    for (size_t i = 0; i < a->served.count; i++) {
-        char messages[LINK_TOPIC_SZ], members[LINK_TOPIC_SZ];
-        link_topic(messages, "chat_room", a->served.items[i].id);
-        link_topic(members, "room_participants", a->served.items[i].id);
-        if (phx_is_joined(a->phx, messages))
-            sdklog_info(SDKLOG_PHOENIX, "Successfully subscribed to topic %s", messages);
-        if (phx_is_joined(a->phx, members))
-            sdklog_info(SDKLOG_PHOENIX, "Successfully subscribed to topic %s", members);
-    }
-}
-
-/* Leaves the rooms Band no longer lists, then joins (and catches up) the
- * new ones, which rooms_join appends: the rooms served before the
- * reconnect stay first. Returns how many rooms are new. */
-static size_t reconcile_rooms(agent *a)
-{
-    rooms listed;
-    char err[ERR_BUFSZ];
-    if (rooms_fetch(a->rest, &listed, err) != ERR_OK) {
-        sdklog_warning(SDKLOG_PRESENCE, "Could not sync rooms from API: %s", err);
-        return 0;
-    }
-    for (size_t i = a->served.count; i-- > 0;)
-        if (!rooms_find(&listed, a->served.items[i].id))
-            drop_room(a, a->served.items[i].id);
-    size_t before = a->served.count;
-    for (size_t i = 0; i < listed.count && !*a->stop; i++)
-        if (!rooms_find(&a->served, listed.items[i].id))
-            serve_room(a, listed.items[i].id);
-    rooms_free(&listed);
-    return a->served.count - before;
+    presence_log_rejoined(&a->presence);
 }
 
 static void on_reconnected(agent *a)
@@ -252,27 +165,17 @@ static void on_reconnected(agent *a)
     log_rejoined(a);
     sdklog_info(SDKLOG_LINK, "WebSocket reconnected \u2014 reconciling room state");
     sdklog_info(SDKLOG_PRESENCE, "Handling reconnection \u2014 syncing rooms from API");
-    size_t kept = a->served.count - reconcile_rooms(a);
-    for (size_t i = 0; i < kept; i++)
-        sdklog_info(SDKLOG_EXECUTION, "ExecutionContext %s: Reconnected, scheduling "
-                    "synchronization", a->served.items[i].id);
-    sdklog_info(SDKLOG_RUNTIME, "AgentRuntime: Requesting /next resync for %zu execution(s) "
-                "after reconnect", kept);
-    for (size_t i = 0; i < kept && !*a->stop; i++)
-        resync(a, &a->served.items[i]);
+    presence_reconnected(&a->presence);
 }
 
+/* A room's topic is the room's business; losing agent_control or
+ * agent_rooms leaves an agent that can no longer hear Band, so the run
+ * ends. */
 static void on_rejoin_failed(agent *a, const inbox_item *it)
 {
     sdklog_error(SDKLOG_PHOENIX, "Failed to rejoin topic %s: %s", it->topic, it->reason);
-    room *r = rooms_find_topic(&a->served, it->topic);
-    if (r) {
-        char id[BAND_ID_SZ];
-        memcpy(id, r->id, sizeof id);
-        drop_room(a, id); /* the reconcile that follows rejoins it if Band still lists it */
-        return;
-    }
-    finish(a, ERR_CLOSED, "Band refused to rejoin %s: %s", it->topic, it->reason);
+    if (!presence_drop_topic(&a->presence, it->topic))
+        finish(a, ERR_CLOSED, "Band refused to rejoin %s: %s", it->topic, it->reason);
 }
 
 static void on_gave_up(agent *a, const inbox_item *it)
@@ -339,27 +242,14 @@ static void on_rooms_event(agent *a, const inbox_item *it)
     const char *id = payload_str(it->payload, "id");
     if (!id)
         return;
-    if (strcmp(it->event, "room_added") == 0 && !rooms_find(&a->served, id))
-        serve_room(a, id);
+    if (strcmp(it->event, "room_added") == 0)
+        presence_enter(&a->presence, id);
     else if (strcmp(it->event, "room_removed") == 0)
-        drop_room(a, id);
-}
-
-static void on_room_event(agent *a, room *r, const inbox_item *it)
-{
-    if (strcmp(it->event, "message_created") == 0 && strncmp(it->topic, "chat_room:", 10) == 0) {
-        (void)handler_handle_push(&a->handler, r->id, it->payload); /* outcomes are logged */
-        schedule_poll(r);
-    } else if (strcmp(it->event, "room_deleted") == 0) {
-        char id[BAND_ID_SZ];
-        memcpy(id, r->id, sizeof id);
-        drop_room(a, id);
-    }
+        presence_leave(&a->presence, id);
 }
 
 static void on_push(agent *a, const inbox_item *it)
 {
-    room *r;
     if (strcmp(it->event, "phx_error") == 0 || strcmp(it->event, "phx_close") == 0)
         sdklog_warning(SDKLOG_STREAMING, "[WebSocket] Received event '%s' but no handler "
                        "registered", it->event);
@@ -367,8 +257,8 @@ static void on_push(agent *a, const inbox_item *it)
         on_control(a, it);
     else if (strcmp(it->topic, a->rooms_topic) == 0)
         on_rooms_event(a, it);
-    else if ((r = rooms_find_topic(&a->served, it->topic)) != NULL)
-        on_room_event(a, r, it);
+    else
+        (void)presence_on_push(&a->presence, it->topic, it->event, it->payload);
 }
 
 /* ---- the loop ------------------------------------------------------------ */
@@ -390,21 +280,6 @@ static void drain_inbox(agent *a)
     }
     if (a->inbox.lost_states && !a->done)
         finish(a, ERR_NOMEM, "out of memory: a WebSocket state change was lost");
-}
-
-static void poll_idle_rooms(agent *a)
-{
-    int64_t now = clock_mono_ms();
-    for (size_t i = 0; i < a->served.count && !*a->stop; i++) {
-        room *r = &a->served.items[i];
-        if (now < r->next_poll_ms)
-            continue;
-        char err[ERR_BUFSZ];
-        if (resync_next(&a->handler, r->id, a->stop, err) != ERR_OK && !*a->stop)
-            sdklog_warning(SDKLOG_EXECUTION, "ExecutionContext %s: idle poll failed: %s",
-                           r->id, err);
-        schedule_poll(r);
-    }
 }
 
 /* Waits for network activity, or just time once the link is closed. */
@@ -433,7 +308,7 @@ static err_code run_loop(agent *a, char *err)
         wait_for_events(a);
         drain_inbox(a);
         if (!a->done)
-            poll_idle_rooms(a);
+            presence_poll_idle(&a->presence);
     }
     if (!a->done)
         shut_down(a);
@@ -448,7 +323,6 @@ err_code agent_run(const settings *s, const volatile sig_atomic_t *stop, char *e
     memset(&a, 0, sizeof a);
     a.cfg = s;
     a.stop = stop;
-    rooms_init(&a.served);
     inbox_init(&a.inbox);
     err_code rc = start(&a, err);
     if (rc == ERR_OK) {
@@ -459,8 +333,8 @@ err_code agent_run(const settings *s, const volatile sig_atomic_t *stop, char *e
     }
     phx_client_free(a.phx);
     band_client_free(a.rest);
+    presence_free(&a.presence);
     handler_free(&a.handler);
-    rooms_free(&a.served);
     inbox_clear(&a.inbox);
     return rc;
 }

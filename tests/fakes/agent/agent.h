@@ -2,26 +2,27 @@
  *
  * Startup, in the SDK's order (band-protocol.md 6.1):
  *   GET /agent/me (429: up to 6 tries; no description: refuse to start),
- *   WebSocket connect (up to 11 attempts), join agent_control:<id>
- *   ("Connected to platform"), join agent_rooms:<id>, GET /agent/chats,
- *   for each room join chat_room + room_participants and catch it up
- *   (resync.h), then the readiness line
+ *   WebSocket connect (up to 11 attempts, link.h), join agent_control:<id>
+ *   ("Connected to platform"), join agent_rooms:<id>, then every room
+ *   Band lists is joined and caught up (presence.h), then the readiness
+ *   line
  *     INFO band.agent: Agent started: <name> (band-sdk 0.0.0+standin)
  *
  * Then one single-threaded loop: phx_service with a short timeout; the
- * inbox it filled is drained in order (messages are handled, rooms come
- * and go with room_added / room_removed / room_deleted); a room idle for
- * 60 s is polled with /messages/next. REST calls are synchronous, with the
- * SDK's agent-side retries (3). Phoenix reconnects by itself with the
+ * inbox it filled is drained in order (inbox.h); rooms idle for 60 s are
+ * polled. Messages are handled synchronously over REST with the SDK's
+ * agent-side retries (handler.h). Phoenix reconnects by itself with the
  * SDK's backoff; the runtime only reacts (8.2, 8.3):
  *   PHX_DISCONNECTED  WARNING band.platform.link: WebSocket disconnected: <reason>
  *                     ("None" after a clean 1000/1001 close)
  *   PHX_RECONNECTED   the rejoined topics' "Successfully subscribed" lines,
  *                     INFO band.platform.link: WebSocket reconnected — reconciling room state
- *                     then GET /agent/chats (leave vanished rooms, join new
- *                     ones) and a resync of every room
+ *                     then the rooms are reconciled and caught up
  *   PHX_GAVE_UP       1000/1001: the run ends cleanly; 1008 or anything
  *                     else: the run fails
+ * A supersede push (another connection of this agent took over) turns the
+ * disconnect line into "WebSocket disconnected after terminal platform
+ * reason: superseded"; the close that follows ends the run.
  * A signal (*stop set by main's handler) ends the run cleanly:
  *   INFO band.agent: Event loop shutting down! reason=Signal received
  * and the socket is closed with 1000.

@@ -49,6 +49,11 @@ static void put(text *t, const char *s, size_t n)
     t->buf[t->len] = '\0';
 }
 
+static void put_str(text *t, const char *s)
+{
+    put(t, s, strlen(s));
+}
+
 /* Python's repr() of a str: agent.py quotes the content with !r, and the
  * platform shows that text as the attempt's error. */
 static void put_repr(text *t, const char *s)
@@ -69,7 +74,7 @@ static void put_repr(text *t, const char *s)
             snprintf(esc, sizeof esc, "\\x%02x", *p);
         else
             snprintf(esc, sizeof esc, "%c", *p);
-        put(t, esc, strlen(esc));
+        put_str(t, esc);
     }
     put(t, &quote, 1);
 }
@@ -146,7 +151,7 @@ static int run_turn(handler *h, const char *room_id, const band_message *m, char
     if (!token) {
         text t = {why, WHY_SZ, 0};
         why[0] = '\0';
-        put(&t, "no marker found in message content: ", strlen("no marker found in message content: "));
+        put_str(&t, "no marker found in message content: ");
         put_repr(&t, m->content);
         return -1;
     }
