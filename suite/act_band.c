@@ -15,7 +15,6 @@
 #include "redact.h"
 #include "sbx.h"
 
-#define DRAFT_PREFIX "(drafted by band-smoke) "
 
 /* After the Wi-Fi cycle the operator's world may have changed: every
  * preflight check again (a FAIL line says which prerequisite went away). */
@@ -74,7 +73,7 @@ static err_code recheck_before_probing(phase_env *env, char *err)
     if (env->def->id == PH_INITIAL)
         return ERR_OK;
     sbx_ctx sbx;
-    rc = sbx_init(&sbx, ctx->cfg.sbx_bin, ctx->cfg.sbx_timeout_s * 1000, 0, err);
+    rc = ctx_sbx(ctx, &sbx, err);
     if (rc == ERR_OK && env->def->id == PH_AFTER_WIFI)
         rc = recheck_preflight(ctx, &sbx, err);
     if (rc == ERR_OK && env->def->id == PH_AFTER_SLEEP)
@@ -172,7 +171,7 @@ static void draft_sleep_observation(phase_env *env, const probe_outcome *out)
         return;
     draft d = {"", 0};
     const state_sleep_evidence *ev = &st->evidence.sleep;
-    say_more(&d, DRAFT_PREFIX);
+    say_more(&d, ACT_DRAFT_PREFIX);
     draft_sleep(&d, ev);
     draft_agent(&d, st);
     if (ev->sandbox_status[0])
@@ -187,11 +186,10 @@ static void draft_sleep_observation(phase_env *env, const probe_outcome *out)
 
 /* ---- the action ----------------------------------------------------------- */
 
-void act_probe(phase_env *env)
+int act_probe_attempt(phase_env *env, probe_outcome *out)
 {
     smoke_ctx *ctx = env->ctx;
     state_t *st = ctx->st;
-    probe_outcome out;
     char err[ERR_BUFSZ];
     if (recheck_before_probing(env, err) == ERR_OK) {
         probe_target target = {st->room_id, st->agent_id, st->agent_name};
@@ -199,11 +197,17 @@ void act_probe(phase_env *env)
                   env->def->probe_label, st->agent_name, st->room_id, ctx->cfg.e2e_timeout_s);
         /* out is filled whatever the code says: the code tells how far the
          * probe got, out holds everything that is recorded */
-        (void)probe_run(&ctx->cfg, &target, ctx->out, &out, err);
+        (void)probe_run(&ctx->cfg, &target, ctx->out, out, err);
     } else {
-        not_probed(&out, err, ctx_now(ctx));
+        not_probed(out, err, ctx_now(ctx));
     }
-    if (!record_attempt(env, &out))
+    return record_attempt(env, out);
+}
+
+void act_probe(phase_env *env)
+{
+    probe_outcome out;
+    if (!act_probe_attempt(env, &out))
         return;
     if (env->def->id == PH_AFTER_SLEEP)
         draft_sleep_observation(env, &out);

@@ -100,11 +100,6 @@ void act_report(phase_env *env)
                state_verdict_name(state_verdict_of(ctx->st)), ctx->store.dir);
 }
 
-static err_code save_now(void *ud, char *err)
-{
-    return ctx_save(ud, err);
-}
-
 /* Reap room then agent, each on its own (a failed reap keeps its id for the
  * next attempt), stop the agent, and end the run: completed, unless it was
  * already marked failed, which no cleanup may turn into a pass. */
@@ -114,7 +109,7 @@ void act_cleanup(phase_env *env)
     state_t *st = ctx->st;
     char err[ERR_BUFSZ];
     int had_room = st->room_id[0] != '\0', had_agent = st->agent_id[0] != '\0';
-    err_code reaped = provision_reap(&ctx->cfg, st, save_now, ctx, err);
+    err_code reaped = provision_reap(&ctx->cfg, st, ctx_save_cb, ctx, err);
     phase_check(env, reaped == ERR_OK, "reaping the Band resources failed: %s (the ids stay "
                 "in the run state; run cleanup again)", err);
 

@@ -16,11 +16,6 @@
 /* How long the old agent may take to end once its daemon is gone. */
 #define DAEMON_AGENT_END_MS 15000
 
-static err_code save_ctx(void *ud, char *err)
-{
-    return ctx_save(ud, err);
-}
-
 static const char *home_dir(void)
 {
     return getenv("HOME");
@@ -29,8 +24,7 @@ static const char *home_dir(void)
 static int open_sbx(phase_env *env, sbx_ctx *sbx)
 {
     char err[ERR_BUFSZ];
-    err_code rc = sbx_init(sbx, env->ctx->cfg.sbx_bin, 0, 0, err);
-    return phase_check(env, rc == ERR_OK, "SBX_BIN: %s", err);
+    return phase_check(env, ctx_sbx(env->ctx, sbx, err) == ERR_OK, "SBX_BIN: %s", err);
 }
 
 /* ---- preflight ------------------------------------------------------------- */
@@ -112,7 +106,7 @@ static int start_agent(phase_env *env, launch_outcome *lo)
               ctx->st->run_id, ctx->st->sandbox_name);
     launch_spec spec = {
         .cfg = &ctx->cfg, .sbx = &sbx, .self_exe = ctx->self_exe, .agent_log = ctx->agent_log,
-        .key_dir = ctx->store.dir, .patterns = &ctx->patterns, .save = save_ctx,
+        .key_dir = ctx->store.dir, .patterns = &ctx->patterns, .save = ctx_save_cb,
         .save_ud = ctx, .clock = &ctx->clock, .out = ctx->out,
     };
     rc = launch_agent(&spec, ctx->st, lo, err);
@@ -210,30 +204,6 @@ static int allow_again(phase_env *env, const sbx_ctx *sbx)
     return phase_check(env, rc == ERR_OK, "%s", err);
 }
 
-/* Probes the relaunched agent and records the attempt, passed or not, as
- * act_band.c records the other probes. */
-static int run_probe(phase_env *env)
-{
-    smoke_ctx *ctx = env->ctx;
-    state_t *st = ctx->st;
-    probe_target target = {st->room_id, st->agent_id, st->agent_name};
-    probe_outcome po;
-    char err[ERR_BUFSZ];
-    phase_say(env, "probe %s: sending a marker to %s in room %s (deadline %d s)",
-              env->def->probe_label, st->agent_name, st->room_id, ctx->cfg.e2e_timeout_s);
-    (void)probe_run(&ctx->cfg, &target, ctx->out, &po, err); /* po says it all */
-    state_probe p = {.passed = po.passed, .at_ms = po.at_ms, .latency_ms = po.latency_ms,
-                     .generation = st->agent_process.generation};
-    snprintf(p.label, sizeof p.label, "%s", env->def->probe_label);
-    snprintf(p.marker, sizeof p.marker, "%s", po.marker);
-    redact_into(po.detail, p.detail, sizeof p.detail);
-    if (!phase_check(env, state_add_probe(st, &p) == ERR_OK,
-                     "cannot record the %s probe: run %s already holds %d probe attempts",
-                     p.label, st->run_id, STATE_MAX_PROBES))
-        return 0;
-    return phase_check(env, p.passed, "%s", p.detail);
-}
-
 static void draft_observation(phase_env *env)
 {
     state_t *st = env->ctx->st;
@@ -245,7 +215,7 @@ static void draft_observation(phase_env *env)
     clock_format_duration(ev->ready_at_ms - ev->stop_at_ms, ready);
     clock_format_duration(ev->recovery_ms, recovered);
     snprintf(text, sizeof text,
-             "(drafted by band-smoke) after sbx daemon stop the agent %s; after sbx daemon "
+             ACT_DRAFT_PREFIX "after sbx daemon stop the agent %s; after sbx daemon "
              "start -d sbx listed the sandbox as %s; recovery was a full re-provision and "
              "relaunch (launch generation %d ready %s after the stop); the "
              "after-daemon-restart probe passed %s after the stop.",
@@ -278,7 +248,8 @@ void act_daemon_restart(phase_env *env)
     clock_format_duration(ev->ready_at_ms - ev->stop_at_ms, ready);
     phase_say(env, "daemon restart: launch generation %d ready %s after the daemon stop; "
                    "probing it", lo.generation, ready);
-    if (!run_probe(env))
+    probe_outcome po;
+    if (!act_probe_attempt(env, &po) || !phase_check(env, po.passed, "%s", po.detail))
         return;
     ev->recovery_ms = ctx_now(ctx) - ev->stop_at_ms;
     draft_observation(env);
@@ -311,6 +282,5 @@ void act_teardown(phase_env *env)
     rc = sandbox_teardown(&spec, st, &r, err);
     if (!phase_check(env, rc == ERR_OK, "%s", err))
         return;
-    phase_say(env, "%s", r.summary);
     phase_note(env, "%s%s", was_alive ? "agent stopped; " : "", r.summary);
 }

@@ -22,6 +22,18 @@ void act_cleanup(phase_env *env);
 void act_report(phase_env *env);
 void act_teardown(phase_env *env);
 
+/* One probe of the run's agent for env->def->probe_label, after the
+ * prerequisites are re-checked, recorded as that label's latest attempt
+ * whatever happened (*out says what). Returns 0 only when the attempt could
+ * not be recorded (a failed check is reported then); read out->passed for
+ * the verdict. act_probe and the daemon restart both probe through it. */
+struct probe_outcome;
+int act_probe_attempt(phase_env *env, struct probe_outcome *out);
+
+/* Observations the suite drafts from what it measured start with this, so
+ * a reader tells them from the operator's own words. */
+#define ACT_DRAFT_PREFIX "(drafted by band-smoke) "
+
 /* The scope statement the start phase reads out (from the seed workflow). */
 extern const char act_scope[];
 

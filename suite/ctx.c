@@ -86,6 +86,16 @@ err_code ctx_save(smoke_ctx *ctx, char *err)
     return state_save(&ctx->store, ctx->st, err);
 }
 
+err_code ctx_save_cb(void *ud, char *err)
+{
+    return ctx_save(ud, err);
+}
+
+err_code ctx_sbx(const smoke_ctx *ctx, sbx_ctx *sbx, char *err)
+{
+    return sbx_init(sbx, ctx->cfg.sbx_bin, ctx->cfg.sbx_timeout_s * 1000, 0, err);
+}
+
 int64_t ctx_now(const smoke_ctx *ctx)
 {
     return clock_wall_ms(&ctx->clock);

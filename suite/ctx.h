@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "config.h"
 #include "err.h"
+#include "sbx.h"
 #include "state.h"
 
 typedef struct smoke_ctx {
@@ -41,6 +42,15 @@ err_code ctx_load(smoke_ctx *ctx, char *err);
 
 /* Saves ctx->st atomically. */
 err_code ctx_save(smoke_ctx *ctx, char *err);
+
+/* ctx_save for callbacks that persist the run (provision_save_fn): `ud`
+ * is the smoke_ctx. */
+err_code ctx_save_cb(void *ud, char *err);
+
+/* An sbx context from the settings: SBX_BIN, ordinary calls bounded by
+ * SMOKE_SBX_TIMEOUT_S, create and daemon start by sbx.h's longer bound
+ * (image pulls, VM boot). */
+err_code ctx_sbx(const smoke_ctx *ctx, sbx_ctx *sbx, char *err);
 
 /* Now, from the context's clock. */
 int64_t ctx_now(const smoke_ctx *ctx);

@@ -29,22 +29,41 @@ static void wait_quietly(int sig)
     (void)sig; /* the process group's signal reaches the program too */
 }
 
+static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP};
+
+static void stop_signal_set(sigset_t *set)
+{
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        sigaddset(set, stop_signals[i]);
+}
+
 static void catch_stop_signals(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = wait_quietly;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        sigaction(stop_signals[i], &sa, NULL);
 }
 
+/* The stop signals are blocked across the fork: one arriving between fork
+ * and exec would otherwise meet the child's inherited catch-and-ignore
+ * handler and be lost. The child restores the defaults, then unblocks. */
 static pid_t start_program(char **argv, int log_fd)
 {
+    sigset_t stops, before;
+    stop_signal_set(&stops);
+    sigprocmask(SIG_BLOCK, &stops, &before);
     pid_t pid = fork();
-    if (pid != 0)
+    if (pid != 0) {
+        sigprocmask(SIG_SETMASK, &before, NULL);
         return pid;
+    }
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        signal(stop_signals[i], SIG_DFL);
+    sigprocmask(SIG_SETMASK, &before, NULL);
     int null_fd = open("/dev/null", O_RDONLY);
     if (null_fd >= 0)
         dup2(null_fd, 0);

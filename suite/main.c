@@ -68,7 +68,7 @@ static int preflight(smoke_ctx *ctx)
 {
     char err[ERR_BUFSZ];
     sbx_ctx sbx;
-    err_code rc = sbx_init(&sbx, ctx->cfg.sbx_bin, 0, 0, err);
+    err_code rc = ctx_sbx(ctx, &sbx, err);
     if (rc == ERR_OK) {
         preflight_input in = {&ctx->cfg, &sbx, getenv("HOME")};
         preflight_result r;

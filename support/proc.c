@@ -504,6 +504,24 @@ void proc_result_free(proc_result *res)
     res->out.len = res->err.len = 0;
 }
 
+void proc_stream_last_line(const proc_stream *s, char *out, size_t cap)
+{
+    size_t end = s->len;
+    while (end > 0 && (s->data[end - 1] == '\n' || s->data[end - 1] == '\r'))
+        end--;
+    size_t begin = end;
+    while (begin > 0 && s->data[begin - 1] != '\n')
+        begin--;
+    char *line = malloc(end - begin + 1);
+    out[0] = '\0';
+    if (!line)
+        return;
+    memcpy(line, s->data + begin, end - begin);
+    line[end - begin] = '\0';
+    redact_into(line, out, cap);
+    free(line);
+}
+
 static err_code run_checks(const char *const argv[], const proc_opts *opts, char *err)
 {
     if (!opts)

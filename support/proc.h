@@ -103,6 +103,11 @@ err_code proc_run(const char *const argv[], const proc_opts *opts,
 /* Frees the captured output; safe on a zeroed or already freed result. */
 void proc_result_free(proc_result *res);
 
+/* The last non-empty line of a captured stream into out (cap bytes),
+ * redacted whole before it is cut to fit (a cut first could leave half a
+ * secret that no longer matches): the best words a failed program left. */
+void proc_stream_last_line(const proc_stream *s, char *out, size_t cap);
+
 /* A program started by proc_launch_detached. */
 typedef struct proc_detached {
     pid_t pid;            /* also its process group and session id */

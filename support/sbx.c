@@ -302,23 +302,6 @@ err_code sbx_init(sbx_ctx *ctx, const char *bin, int timeout_ms, int slow_timeou
     return ERR_OK;
 }
 
-/* The last non-empty line of stderr, redacted: the best words we have when
- * sbx failed without an ERROR line. */
-static void last_line(const proc_stream *s, char *out, size_t cap)
-{
-    size_t end = s->len;
-    while (end > 0 && (s->data[end - 1] == '\n' || s->data[end - 1] == '\r'))
-        end--;
-    size_t begin = end;
-    while (begin > 0 && s->data[begin - 1] != '\n')
-        begin--;
-    char *line = dup_bytes(s->data + begin, end - begin);
-    out[0] = '\0';
-    if (line)
-        redact_into(line, out, cap);
-    free(line);
-}
-
 /* Turns a finished run into the call's result: ERR_OK on exit 0, else
  * ERR_PROCESS with sbx's own words. `what` names the call ("sbx ls"). */
 static err_code judge(const proc_result *res, const char *what, char *err)
@@ -327,7 +310,7 @@ static err_code judge(const proc_result *res, const char *what, char *err)
         return ERR_OK;
     char why[ERR_BUFSZ / 2];
     if (!sbx_parse_error(res->err.data, res->err.len, why, sizeof why))
-        last_line(&res->err, why, sizeof why);
+        proc_stream_last_line(&res->err, why, sizeof why);
     if (!res->exited)
         return err_set(err, ERR_PROCESS, "%s was killed by signal %d%s%s", what, res->signal,
                        why[0] ? ": " : "", why);

@@ -226,9 +226,14 @@ static void test_workspace_in_checkout(void)
     expect(&w, "existing folder through a symlink", extra, 1, inside);
     char parent[1024];
     snprintf(parent, sizeof parent, "%s", SMOKE_SOURCE_DIR);
-    snprintf(entry, sizeof entry, "SBX_WORKSPACE=%s", dirname(parent));
+    const char *above = dirname(parent);
+    snprintf(entry, sizeof entry, "SBX_WORKSPACE=%s", above);
+    /* A checkout under the same folder as the test's HOME (say both in
+     * /tmp) makes that folder above $HOME too: a second, right, FAIL. */
+    size_t n = strlen(above);
+    int also_above_home = strncmp(w.home, above, n) == 0 && (w.home[n] == '/' || n == 1);
     const char *holds[] = {"holds this checkout", NULL};
-    expect(&w, "workspace above the checkout", extra, 1, holds);
+    expect(&w, "workspace above the checkout", extra, 1 + also_above_home, holds);
     free(link);
     world_close(&w);
 }
