@@ -2,8 +2,10 @@
 # Installs what band-smoke needs (apt on Debian/Ubuntu, brew on macOS),
 # then configures and builds into build/. Safe to run again.
 #
-#   scripts/bootstrap.sh            install + build
-#   scripts/bootstrap.sh --no-install   build only
+#   scripts/bootstrap.sh               install + build
+#   scripts/bootstrap.sh --test        ... then run the offline tests (ctest -L offline)
+#   scripts/bootstrap.sh --rehearse    ... then run the whole smoke offline (band-smoke rehearse)
+#   scripts/bootstrap.sh --no-install  build only
 #
 # Extra CMake options pass through SMOKE_CMAKE_ARGS, e.g.
 #   SMOKE_CMAKE_ARGS="-DSMOKE_WERROR=ON" scripts/bootstrap.sh
@@ -11,8 +13,14 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SMOKE_BUILD_DIR:-$root/build}
-install=1
-[ "${1:-}" = "--no-install" ] && install=0
+install=1 then=""
+for arg in "$@"; do
+  case $arg in
+    --no-install) install=0 ;;
+    --test|--rehearse) then=$arg ;;
+    *) echo "usage: scripts/bootstrap.sh [--no-install] [--test|--rehearse]" >&2; exit 2 ;;
+  esac
+done
 
 apt_packages=(build-essential cmake pkg-config libcunit1-dev libcurl4-openssl-dev
               libcjson-dev libwebsockets-dev libssl-dev libxml2-utils)
@@ -39,5 +47,10 @@ install_deps() {
 cmake -S "$root" -B "$build" ${SMOKE_CMAKE_ARGS:-}
 cmake --build "$build" -j "$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)"
 echo "bootstrap: built into $build"
+case $then in
+  --test)     exec ctest --test-dir "$build" -L offline --output-on-failure ;;
+  --rehearse) exec "$build/band-smoke" rehearse ;;
+esac
 echo "  offline tests:   ctest --test-dir $build -L offline --output-on-failure"
+echo "  the offline run: $build/band-smoke rehearse"
 echo "  staging phases:  ctest --test-dir $build -R phase --output-on-failure"

@@ -82,11 +82,6 @@ void phase_command(const phase_def *def, char *buf, size_t cap)
              build_dir(), pattern);
 }
 
-void phase_resume_command(char *buf, size_t cap)
-{
-    snprintf(buf, cap, "ctest --test-dir %s -R phase --output-on-failure", build_dir());
-}
-
 int phase_check_at(phase_env *env, int ok, const char *file, int line,
                    const char *fmt, ...)
 {

@@ -67,9 +67,6 @@ const phase_def *phase_find(const char *name);
  * clients: ctest --test-dir BUILD -R '^phase\.05\.initial$' --output-on-failure */
 void phase_command(const phase_def *def, char *buf, size_t cap);
 
-/* The command that resumes the whole sequence: ctest --test-dir BUILD -R phase */
-void phase_resume_command(char *buf, size_t cap);
-
 /* Reports a failed check inside an action (CUnit assertion with a runtime
  * message). Returns ok so actions can write `if (!phase_check(...)) return;` */
 #define phase_check(env, ok, ...) \
