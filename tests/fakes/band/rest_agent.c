@@ -10,24 +10,6 @@ void rest_agent_me(rest_ctx *c)
     reply_data(c->resp, 200, view_agent_me(rest_agent(c)));
 }
 
-void rest_agent_chats(rest_ctx *c)
-{
-    int page, page_size;
-    if (rest_int_param(c, "page", 1, 1, 100000, &page) != 0 ||
-        rest_int_param(c, "page_size", 20, 1, 100, &page_size) != 0)
-        return;
-    cJSON *items = cJSON_CreateArray();
-    int total = 0;
-    for (size_t i = 0; i < c->st->rooms.len; i++) {
-        store_room *room = c->st->rooms.items[i];
-        if (room->deleted || !store_participant_of(room, c->who))
-            continue;
-        if (total++ / page_size == page - 1)
-            cJSON_AddItemToArray(items, view_room(room));
-    }
-    reply_list(c->resp, items, rest_page_metadata(page, page_size, total));
-}
-
 void rest_agent_participants(rest_ctx *c)
 {
     store_room *room = rest_room(c, c->args[0]);

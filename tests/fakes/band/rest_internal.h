@@ -79,12 +79,14 @@ void rest_list_participants(rest_ctx *c, const store_room *room);
 /* 201 {id, recipients, success} for a message just sent, after pushing it. */
 void rest_message_sent(rest_ctx *c, store_message *m);
 
+/* The caller's rooms, user or agent alike (rest_me_chats.c). */
+void rest_list_chats(rest_ctx *c);
+
 /* User handlers (rest_me_agents.c, rest_me_chats.c). */
 void rest_me_register(rest_ctx *c);
 void rest_me_list_agents(rest_ctx *c);
 void rest_me_delete_agent(rest_ctx *c);
 void rest_me_profile(rest_ctx *c);
-void rest_me_list_chats(rest_ctx *c);
 void rest_me_create_chat(rest_ctx *c);
 void rest_me_delete_chat(rest_ctx *c);
 void rest_me_participants(rest_ctx *c);
@@ -95,7 +97,6 @@ void rest_me_send(rest_ctx *c);
 
 /* Agent handlers (rest_agent.c). */
 void rest_agent_me(rest_ctx *c);
-void rest_agent_chats(rest_ctx *c);
 void rest_agent_participants(rest_ctx *c);
 void rest_agent_context(rest_ctx *c);
 void rest_agent_messages(rest_ctx *c);

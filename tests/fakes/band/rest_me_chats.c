@@ -12,7 +12,9 @@
 
 /* ---- rooms ------------------------------------------------------------- */
 
-void rest_me_list_chats(rest_ctx *c)
+/* The caller's rooms, paged: the same answer for a user (GET /me/chats)
+ * and an agent (GET /agent/chats); membership is what counts. */
+void rest_list_chats(rest_ctx *c)
 {
     int page, page_size;
     if (rest_int_param(c, "page", 1, 1, 100000, &page) != 0 ||
