@@ -4,9 +4,13 @@
 #include "ctx.h"
 
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "redact.h"
 
 #define CTX_LOCK_WAIT_MS 10000
 
@@ -94,6 +98,17 @@ err_code ctx_save_cb(void *ud, char *err)
 err_code ctx_sbx(const smoke_ctx *ctx, sbx_ctx *sbx, char *err)
 {
     return sbx_init(sbx, ctx->cfg.sbx_bin, ctx->cfg.sbx_timeout_s * 1000, 0, err);
+}
+
+void ctx_say(const smoke_ctx *ctx, const char *fmt, ...)
+{
+    char msg[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    redact_fprintf(ctx->out, "%s\n", msg);
+    fflush(ctx->out);
 }
 
 int64_t ctx_now(const smoke_ctx *ctx)

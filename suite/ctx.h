@@ -52,6 +52,10 @@ err_code ctx_save_cb(void *ud, char *err);
  * (image pulls, VM boot). */
 err_code ctx_sbx(const smoke_ctx *ctx, sbx_ctx *sbx, char *err);
 
+/* One operator-facing line on ctx->out, redacted, flushed at once (ctest
+ * and AI clients read it as it comes). */
+void ctx_say(const smoke_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Now, from the context's clock. */
 int64_t ctx_now(const smoke_ctx *ctx);
 

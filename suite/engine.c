@@ -1,6 +1,5 @@
 #include "engine.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 #include "gates.h"
@@ -21,19 +20,6 @@ err_code engine_render(smoke_ctx *ctx, char *err)
     return report_write(&in, ctx->store.dir, err);
 }
 
-static void say(smoke_ctx *ctx, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void say(smoke_ctx *ctx, const char *fmt, ...)
-{
-    char msg[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    redact_fprintf(ctx->out, "%s\n", msg);
-    fflush(ctx->out);
-}
-
 /* Saves and renders; a failure here fails the step, since an unsaved result
  * would be lost and an unrendered report would lie about the run. */
 static int persist(smoke_ctx *ctx)
@@ -43,7 +29,7 @@ static int persist(smoke_ctx *ctx)
     if (rc == ERR_OK)
         rc = engine_render(ctx, err);
     if (rc != ERR_OK) {
-        say(ctx, "ERROR: %s: %s", err_str(rc), err);
+        ctx_say(ctx, "ERROR: %s: %s", err_str(rc), err);
         return 0;
     }
     return 1;
@@ -62,14 +48,14 @@ static int already_passed(smoke_ctx *ctx, const phase_def *def)
     if (!r || r->status != RESULT_PASSED)
         return 0;
     char when[CLOCK_ISO_SZ];
-    say(ctx, "%s already passed at %s; not re-run (--again forces it)", def->ctest_name,
+    ctx_say(ctx, "%s already passed at %s; not re-run (--again forces it)", def->ctest_name,
         clock_format_iso(r->at_ms, when));
     return 1;
 }
 
 static int skip(smoke_ctx *ctx, const phase_def *def, const gate_verdict *gate)
 {
-    say(ctx, "SKIPPED: %s", gate->reason);
+    ctx_say(ctx, "SKIPPED: %s", gate->reason);
     if (ctx->st) {
         state_set_phase(ctx->st, def->name, RESULT_SKIPPED, ctx_now(ctx), 0, gate->reason);
         if (!persist(ctx))
@@ -88,7 +74,7 @@ static void tell_next(smoke_ctx *ctx);
 static int fail_by_evidence(smoke_ctx *ctx, const phase_def *def, const gate_verdict *gate)
 {
     int64_t now = ctx_now(ctx);
-    say(ctx, "FAILED %s: %s", def->ctest_name, gate->reason);
+    ctx_say(ctx, "FAILED %s: %s", def->ctest_name, gate->reason);
     if (def->probe_label) {
         state_probe p = {.passed = 0, .at_ms = now, .latency_ms = -1,
                          .generation = ctx->st->agent_process.generation};
@@ -108,9 +94,9 @@ static void tell_next(smoke_ctx *ctx)
 {
     char why[1024], cmd[512];
     engine_next(ctx, why, sizeof why, cmd, sizeof cmd);
-    say(ctx, "next: %s", why);
+    ctx_say(ctx, "next: %s", why);
     if (cmd[0])
-        say(ctx, "  %s", cmd);
+        ctx_say(ctx, "  %s", cmd);
 }
 
 static int record(smoke_ctx *ctx, const phase_def *def, const phase_env *env,
@@ -119,7 +105,7 @@ static int record(smoke_ctx *ctx, const phase_def *def, const phase_env *env,
     char took[CLOCK_DUR_SZ];
     clock_format_duration(res->duration_ms, took);
     if (!ctx->st) { /* only a phase that needs no run gets here without one */
-        say(ctx, "%s %s in %s%s%s", res->passed ? "PASSED" : "FAILED", def->ctest_name, took,
+        ctx_say(ctx, "%s %s in %s%s%s", res->passed ? "PASSED" : "FAILED", def->ctest_name, took,
             res->passed && env->note[0] ? ": " : "", res->passed ? env->note : res->message);
         return res->passed ? ENGINE_EXIT_PASSED : ENGINE_EXIT_FAILED;
     }
@@ -128,12 +114,12 @@ static int record(smoke_ctx *ctx, const phase_def *def, const phase_env *env,
     if (!persist(ctx))
         return ENGINE_EXIT_FAILED;
     if (res->passed) {
-        say(ctx, "PASSED %s in %s%s%s", def->ctest_name, took, env->note[0] ? ": " : "",
+        ctx_say(ctx, "PASSED %s in %s%s%s", def->ctest_name, took, env->note[0] ? ": " : "",
             env->note);
         if (def->on_pass)
-            say(ctx, "%s", def->on_pass);
+            ctx_say(ctx, "%s", def->on_pass);
     } else {
-        say(ctx, "FAILED %s in %s: %s", def->ctest_name, took, res->message);
+        ctx_say(ctx, "FAILED %s in %s: %s", def->ctest_name, took, res->message);
     }
     tell_next(ctx);
     return res->passed ? ENGINE_EXIT_PASSED : ENGINE_EXIT_FAILED;
@@ -146,9 +132,9 @@ int engine_run_phase(smoke_ctx *ctx, const phase_def *def, int again)
     if (rc == ERR_OK)
         rc = ctx_load(ctx, err);
     if (rc != ERR_OK && rc != ERR_NOTFOUND) {
-        say(ctx, "ERROR: %s: %s", err_str(rc), err);
+        ctx_say(ctx, "ERROR: %s: %s", err_str(rc), err);
         if (rc == ERR_CORRUPT)
-            say(ctx, "The file was left as it is. Inspect or move it away, then run the "
+            ctx_say(ctx, "The file was left as it is. Inspect or move it away, then run the "
                      "start phase to begin a new run.");
         return ENGINE_EXIT_FAILED;
     }
@@ -162,14 +148,14 @@ int engine_run_phase(smoke_ctx *ctx, const phase_def *def, int again)
     if (!gate.open)
         return skip(ctx, def, &gate);
 
-    say(ctx, "== %s: %s (run %s)", def->ctest_name, def->title,
+    ctx_say(ctx, "== %s: %s (run %s)", def->ctest_name, def->title,
         ctx->st ? ctx->st->run_id : "none yet");
     phase_env env = {ctx, def, again, ""};
     runner_result res;
     int64_t started_at = ctx_now(ctx);
     rc = runner_run(&env, &res, err);
     if (rc != ERR_OK) {
-        say(ctx, "ERROR: %s: %s", err_str(rc), err);
+        ctx_say(ctx, "ERROR: %s: %s", err_str(rc), err);
         return ENGINE_EXIT_FAILED;
     }
     return record(ctx, def, &env, &res, started_at);

@@ -115,6 +115,5 @@ void phase_say(phase_env *env, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    redact_fprintf(env->ctx->out, "%s\n", msg);
-    fflush(env->ctx->out);
+    ctx_say(env->ctx, "%s", msg);
 }
