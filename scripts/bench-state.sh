@@ -19,11 +19,15 @@ export SMOKE_STATE_DIR=$dir SMOKE_ENV_FILE=/dev/null
 
 unreadable=0 killed=0 finished=0
 text=$(printf 'observation %.0s' $(seq 40))
+# How long one uninterrupted save takes here (start, load, lock, write,
+# fsync, rename), so the kills land anywhere inside it, and a bit after.
+t0=$(date +%s%N); "$bin" record-observation sleep_wake "timing $text" >/dev/null
+span_us=$(( ($(date +%s%N) - t0) / 1000 * 12 / 10 ))
 for i in $(seq "$n"); do
   "$bin" record-observation sleep_wake "$i $text" >/dev/null 2>&1 &
   pid=$!
-  # A random point inside the ~5 ms a save takes (load, lock, write, fsync, rename).
-  sleep "0.00$((RANDOM % 8))$((RANDOM % 10))"
+  delay_us=$(( (RANDOM * 32768 + RANDOM) % span_us ))
+  sleep "$(printf '0.%06d' "$delay_us")"
   if kill -9 "$pid" 2>/dev/null; then killed=$((killed + 1)); fi
   wait "$pid" 2>/dev/null
   [ $? -eq 0 ] && finished=$((finished + 1))
@@ -38,6 +42,6 @@ for i in $(seq 50); do
 done
 median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n '25p')
 
-echo "state kill test: $n runs, $killed killed mid-run, $finished finished, $unreadable unreadable afterwards, $leftovers temp files left"
+echo "state kill test: $n runs killed at random points of a ${span_us} us span: $killed killed mid-run, $finished finished, $unreadable unreadable afterwards, $leftovers temp files left"
 echo "band-smoke status: median ${median} us over 50 runs"
 [ "$unreadable" -eq 0 ]
