@@ -97,7 +97,9 @@ err_code ctx_save_cb(void *ud, char *err)
 
 err_code ctx_sbx(const smoke_ctx *ctx, sbx_ctx *sbx, char *err)
 {
-    return sbx_init(sbx, ctx->cfg.sbx_bin, ctx->cfg.sbx_timeout_s * 1000, 0, err);
+    err_code rc = sbx_init(sbx, ctx->cfg.sbx_bin, ctx->cfg.sbx_timeout_s * 1000, 0, err);
+    sbx->progress = ctx->out; /* every sbx wait over 2 s shows itself */
+    return rc;
 }
 
 void ctx_say(const smoke_ctx *ctx, const char *fmt, ...)

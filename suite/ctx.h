@@ -49,7 +49,7 @@ err_code ctx_save_cb(void *ud, char *err);
 
 /* An sbx context from the settings: SBX_BIN, ordinary calls bounded by
  * SMOKE_SBX_TIMEOUT_S, create and daemon start by sbx.h's longer bound
- * (image pulls, VM boot). */
+ * (image pulls, VM boot), and waits over 2 s shown on ctx->out. */
 err_code ctx_sbx(const smoke_ctx *ctx, sbx_ctx *sbx, char *err);
 
 /* One operator-facing line on ctx->out, redacted, flushed at once (ctest

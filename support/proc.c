@@ -485,6 +485,8 @@ static err_code collect(pid_t pid, const char *prog, run_io *io, const proc_opts
                            "%s did not finish within %d ms; its process group was killed", prog,
                            opts->timeout_ms);
         }
+        if (!reaped && opts->on_tick)
+            opts->on_tick(opts->tick_ud);
         int64_t left = (reaped ? drain_until : deadline) - now;
         if (read_ready(io, (int)(left < TICK_MS ? left : TICK_MS)) < 0) {
             if (!reaped)

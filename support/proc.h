@@ -61,6 +61,11 @@ typedef struct proc_opts {
      * it the child's output is still read (so it never blocks on a full
      * pipe) but dropped, and the stream's truncated flag is set. */
     size_t capture_max;
+    /* Called from the waiting loop every few tens of milliseconds while the
+     * child runs (NULL = never), so a caller can show a long wait
+     * (progress.h). It must not block. */
+    void (*on_tick)(void *ud);
+    void *tick_ud;
 } proc_opts;
 
 /* One captured stream: malloc'd, always NUL-terminated (even when empty),

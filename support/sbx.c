@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
 #include "redact.h"
 
 /* ---- small text helpers (no <ctype.h>: its answers depend on the locale
@@ -318,6 +319,11 @@ static err_code judge(const proc_result *res, const char *what, char *err)
                    why);
 }
 
+static void tick_progress(void *pg)
+{
+    progress_tick(pg);
+}
+
 /* Runs ctx->bin with args (NULL-terminated, without the program) under
  * timeout_ms. *res is always initialised. Returns proc_run's error, told
  * in sbx's terms, or ERR_OK when sbx ran (judge the result separately). */
@@ -336,7 +342,15 @@ static err_code run_sbx(const sbx_ctx *ctx, const char *const *args, int timeout
     }
     argv[n] = NULL;
     proc_opts opts = {.timeout_ms = timeout_ms, .env = ctx->env};
+    progress pg;
+    if (ctx->progress) {
+        progress_begin(&pg, ctx->progress, what, timeout_ms);
+        opts.on_tick = tick_progress;
+        opts.tick_ud = &pg;
+    }
     err_code rc = proc_run(argv, &opts, res, err);
+    if (ctx->progress)
+        progress_end(&pg, rc == ERR_OK ? "done" : "failed");
     if (rc == ERR_TIMEOUT)
         return err_set(err, ERR_TIMEOUT,
                        "%s did not answer within %d s and was killed (a wedged sbx daemon does "

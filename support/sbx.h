@@ -22,6 +22,7 @@
 #define SMOKE_SBX_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "err.h"
 #include "proc.h"
@@ -39,6 +40,9 @@ typedef struct sbx_ctx {
      * are always removed). Borrowed: the lists must outlive the context.
      * The suite leaves it empty; tests point the fake at its state here. */
     proc_env env;
+    /* Where a call that runs over 2 s shows what it waits for, the time
+     * elapsed and its deadline (progress.h); NULL = silent. Borrowed. */
+    FILE *progress;
 } sbx_ctx;
 
 /* bin NULL or "" = "sbx" (config's SBX_BIN is the caller's business);

@@ -93,6 +93,26 @@ static void test_exit_status_and_output(void)
     proc_result_free(&r);
 }
 
+static void count_tick(void *ud)
+{
+    ++*(int *)ud;
+}
+
+/* The waiting loop calls the tick hook while the child runs, so a caller
+ * can show a long wait; a quick child gets few ticks, none after it ends. */
+static void test_tick_hook_runs_while_waiting(void)
+{
+    const char *const argv[] = {"/bin/sh", "-c", "sleep 0.3", NULL};
+    int ticks = 0;
+    proc_opts o = {.timeout_ms = 5000, .on_tick = count_tick, .tick_ud = &ticks};
+    proc_result r;
+    char err[ERR_BUFSZ];
+    err_code rc = proc_run(argv, &o, &r, err);
+    UNIT_CHECK(rc == ERR_OK && r.exited && r.status == 0, "rc %d: %s", rc, err);
+    UNIT_CHECK(ticks >= 3 && ticks <= 300 / 10 + 5, "%d ticks in 300 ms", ticks);
+    proc_result_free(&r);
+}
+
 static void test_signal_reported(void)
 {
     const char *const argv[] = {"/bin/sh", "-c", "kill -TERM $$", NULL};
@@ -403,6 +423,7 @@ static void test_envfile(void)
 }
 
 const unit_case unit_cases[] = {
+    {"tick_hook_runs_while_waiting", test_tick_hook_runs_while_waiting},
     {"exit_status_and_output", test_exit_status_and_output},
     {"signal_reported", test_signal_reported},
     {"timeout_kills_the_group", test_timeout_kills_the_group},

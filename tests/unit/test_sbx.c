@@ -566,6 +566,21 @@ static void test_hanging_sbx_times_out(void)
     tk_sbx_setenv(&w, "FAKE_SBX_HANG=version");
     char v[SBX_VERSION_SZ];
     CU_ASSERT_EQUAL(sbx_version(&ctx, v, err), ERR_TIMEOUT);
+
+    /* A wait over 2 s shows what it waits for, the time elapsed and the
+     * deadline, then how it ended. */
+    FILE *shown = tmpfile();
+    tk_sbx_ctx(&w, &ctx, 2600);
+    ctx.progress = shown;
+    CU_ASSERT_EQUAL(sbx_version(&ctx, v, err), ERR_TIMEOUT);
+    char text[1024] = "";
+    rewind(shown);
+    size_t n = fread(text, 1, sizeof text - 1, shown);
+    text[n] = '\0';
+    fclose(shown);
+    UNIT_CHECK(strstr(text, "waiting for sbx version: ") && strstr(text, "elapsed, deadline 2.6 s") &&
+                   strstr(text, "sbx version: failed after"),
+               "progress shown: %s", text);
     CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);
 }
 
