@@ -8,7 +8,7 @@
 # Prints one line per test binary and a summary; exits 1 on any error.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$root/build}
+build=$(cd "${1:-$root/build}" 2>/dev/null && pwd) || { echo "no build folder ${1:-$root/build}" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
 [ -d "$build/tests/bin" ] || { echo "no unit tests in $build (build first)" >&2; exit 2; }
 
