@@ -48,6 +48,7 @@
 #include "err.h"
 #include "phoenix.h"
 #include "redact.h"
+#include "tk.h"
 #include "tk_band.h"
 
 #define DEFAULT_AGENTS 50
@@ -811,17 +812,6 @@ static int usage(void)
     return 2;
 }
 
-static int parse_int(const char *text, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = text ? strtol(text, &end, 10) : 0;
-    if (!text || errno || end == text || *end || v < lo || v > hi)
-        return 0;
-    *out = (int)v;
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -832,9 +822,9 @@ int main(int argc, char **argv)
     b.stage_s = DEFAULT_STAGE_S;
     for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        int ok = (strcmp(argv[i], "-a") == 0 && parse_int(next, 1, 1000, &b.agents)) ||
-                 (strcmp(argv[i], "-w") == 0 && parse_int(next, 1, MAX_WORKERS, &b.workers)) ||
-                 (strcmp(argv[i], "-t") == 0 && parse_int(next, 1, 600, &b.stage_s));
+        int ok = (strcmp(argv[i], "-a") == 0 && tk_parse_int(next, 1, 1000, &b.agents)) ||
+                 (strcmp(argv[i], "-w") == 0 && tk_parse_int(next, 1, MAX_WORKERS, &b.workers)) ||
+                 (strcmp(argv[i], "-t") == 0 && tk_parse_int(next, 1, 600, &b.stage_s));
         if (!ok)
             return usage();
         i++;

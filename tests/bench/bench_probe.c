@@ -571,17 +571,6 @@ static int usage(void)
     return 2;
 }
 
-static int parse_int(const char *text, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = text ? strtol(text, &end, 10) : 0;
-    if (!text || errno || end == text || *end || v < lo || v > hi)
-        return 0;
-    *out = (int)v;
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -592,9 +581,9 @@ int main(int argc, char **argv)
     const char *prepare = NULL;
     for (int i = 1; i < argc; i++) {
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "-n") == 0 && parse_int(next, 1, MAX_PROBES, &n))
+        if (strcmp(argv[i], "-n") == 0 && tk_parse_int(next, 1, MAX_PROBES, &n))
             i++;
-        else if (strcmp(argv[i], "--hold-s") == 0 && parse_int(next, 1, MAX_HOLD_S, &hold_s))
+        else if (strcmp(argv[i], "--hold-s") == 0 && tk_parse_int(next, 1, MAX_HOLD_S, &hold_s))
             i++;
         else if (strcmp(argv[i], "--prepare-state") == 0 && next && next[0])
             prepare = argv[++i];

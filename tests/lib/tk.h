@@ -24,6 +24,10 @@ void tk_write(const char *path, const char *text);
 /* "dir/name" into a malloc'd string. */
 char *tk_path(const char *dir, const char *name);
 
+/* A whole decimal number within [lo, hi] from a command-line argument:
+ * 1 with *out set, 0 when text is NULL, not a number, or out of range. */
+int tk_parse_int(const char *text, int lo, int hi, int *out);
+
 /* Path of a built test binary: $SMOKE_TEST_BIN/name (or the build default). */
 char *tk_bin(const char *name);
 
