@@ -494,13 +494,6 @@ static long retry_wait(const band_http_request *rq, err_code rc, const outcome *
     return -1;
 }
 
-static void nap(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 err_code band_http_send(band_http *h, const band_http_request *rq,
                         band_http_response *resp, char *err)
 {
@@ -532,7 +525,7 @@ err_code band_http_send(band_http *h, const band_http_request *rq,
             resp->skipped_wait_ms = left > 0 ? wait : 0;
             break;
         }
-        nap(wait);
+        clock_sleep_ms(wait);
         resp->waited_ms += wait;
     }
     resp->status = o.status;

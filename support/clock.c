@@ -6,6 +6,7 @@
  */
 #include "clock.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -258,4 +259,13 @@ char *clock_format_duration(int64_t ms, char *buf)
             snprintf(buf, CLOCK_DUR_SZ, "%lld h", (long long)(mins / 60));
     }
     return buf;
+}
+
+void clock_sleep_ms(int64_t ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
 }

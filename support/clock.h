@@ -41,6 +41,10 @@ int64_t clock_wall_ms(const clock_src *src);
  * durations and deadlines inside one process only. */
 int64_t clock_mono_ms(void);
 
+/* Sleeps ms milliseconds, resuming after a signal interrupts it. The one
+ * place this suite waits without doing anything. */
+void clock_sleep_ms(int64_t ms);
+
 /* How long the host was suspended between two readings of the same boot:
  * (total delta) - (awake delta). Returns -1 when it cannot be known
  * (a reboot in between, or readings out of order). */

@@ -41,13 +41,6 @@ typedef struct report {
     int value; /* errno, or the pid for REPORT_PID */
 } report;
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
 /* ---- checks and the environment, all before fork ---- */
 
 static int entry_has_name(const char *entry, const char *name)
@@ -333,7 +326,7 @@ static int wait_leader_gone(pid_t pgid, uint64_t token, int wait_ms)
             return 1;
         if (clock_mono_ms() >= deadline)
             return 0;
-        sleep_ms(TICK_MS);
+        clock_sleep_ms(TICK_MS);
     }
 }
 
@@ -419,7 +412,7 @@ static void kill_run(pid_t pid, int grace_ms, proc_result *res)
     while (!reaped && clock_mono_ms() < deadline) {
         reaped = waitpid(pid, &status, WNOHANG) == pid;
         if (!reaped)
-            sleep_ms(TICK_MS);
+            clock_sleep_ms(TICK_MS);
     }
     kill(-pid, SIGKILL);
     if (!reaped)

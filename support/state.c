@@ -1341,8 +1341,7 @@ err_code state_lock(const state_store *store, int timeout_ms, int *fd, char *err
         }
         if (clock_mono_ms() >= deadline)
             break;
-        struct timespec nap = {0, LOCK_POLL_MS * 1000000L};
-        nanosleep(&nap, NULL);
+        clock_sleep_ms(LOCK_POLL_MS);
     }
     close(lfd);
     return err_set(err, ERR_TIMEOUT, "another band-smoke holds %s (waited %d ms)", path,
