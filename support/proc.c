@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "afile.h"
 #include "clock.h"
 #include "platform.h"
 #include "redact.h"
@@ -757,20 +758,6 @@ static err_code check_private_dir(const char *dir, char *err)
     return ERR_OK;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 err_code proc_envfile_write(const char *dir, const char *name, const char *const *entries,
                             char *path_out, size_t path_cap, char *err)
 {
@@ -790,7 +777,8 @@ err_code proc_envfile_write(const char *dir, const char *name, const char *const
         return err_set(err, ERR_IO, "cannot create env file %s: %s", path_out, strerror(errno));
     int bad = fchmod(fd, 0600) != 0;
     for (size_t i = 0; !bad && entries[i]; i++)
-        bad = write_all(fd, entries[i], strlen(entries[i])) != 0 || write_all(fd, "\n", 1) != 0;
+        bad = afile_write_all(fd, entries[i], strlen(entries[i])) != ERR_OK ||
+              afile_write_all(fd, "\n", 1) != ERR_OK;
     int saved = errno;
     if (close(fd) != 0 && !bad) {
         bad = 1;

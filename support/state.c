@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "afile.h"
 #include "redact.h"
 
 /* A run state is a few tens of KiB; anything far larger is not ours. */
@@ -27,6 +28,7 @@
 /* The largest integer a JSON number (an IEEE double) carries exactly. */
 #define JSON_MAX_INT 9007199254740992LL
 #define LOCK_POLL_MS 20
+#define STATE_FILE "state.json"
 #define ARCHIVE_MAX_SUFFIX 100
 
 const char *const state_mandatory_probes[STATE_MANDATORY_PROBES] = {
@@ -817,75 +819,13 @@ static err_code read_file(const char *path, char **text, size_t *len, char *err)
     return rc;
 }
 
-static err_code write_all(int fd, const char *text, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, text, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return ERR_IO;
-        text += n;
-        len -= (size_t)n;
-    }
-    return ERR_OK;
-}
-
-/* A complete, synced 0600 copy of text under a temp name in dir; *tmp is
- * its path. The caller renames or links it into place. */
-static err_code write_temp(const char *dir, const char *text, char *tmp, size_t cap, char *err)
-{
-    snprintf(tmp, cap, "%s/.state.tmp.XXXXXX", dir);
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return err_set(err, ERR_IO, "cannot create a temp file in %s: %s", dir, strerror(errno));
-    int failed = fchmod(fd, 0600) != 0 || write_all(fd, text, strlen(text)) != ERR_OK ||
-                 fsync(fd) != 0;
-    int saved = errno;
-    if (close(fd) != 0 && !failed) {
-        failed = 1;
-        saved = errno;
-    }
-    if (failed) {
-        unlink(tmp);
-        return err_set(err, ERR_IO, "cannot write %s: %s", tmp, strerror(saved));
-    }
-    return ERR_OK;
-}
-
-/* Makes a rename or link durable. Best effort: the rename is already
- * atomic, and some filesystems refuse fsync on a folder. */
-static void sync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-}
-
-static err_code replace_file(const char *dir, const char *path, const char *text, char *err)
-{
-    char tmp[STATE_PATH_SZ + 32];
-    err_code rc = write_temp(dir, text, tmp, sizeof tmp, err);
-    if (rc != ERR_OK)
-        return rc;
-    if (rename(tmp, path) != 0) {
-        rc = err_set(err, ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
-        return rc;
-    }
-    sync_dir(dir);
-    return ERR_OK;
-}
-
-/* Like replace_file, but never over an existing file: link() fails when
+/* Like afile_replace, but never over an existing file: link() fails when
  * the name is taken, which makes "first free name" race-free. */
 static err_code create_file(const char *dir, const char *run_id, const char *text,
                             char *path, size_t cap, char *err)
 {
     char tmp[STATE_PATH_SZ + 32];
-    err_code rc = write_temp(dir, text, tmp, sizeof tmp, err);
+    err_code rc = afile_write_temp(dir, "state", text, 0600, tmp, sizeof tmp, err);
     if (rc != ERR_OK)
         return rc;
     rc = err_set(err, ERR_IO, "no free archive name for run %s in %s", run_id, dir);
@@ -905,7 +845,7 @@ static err_code create_file(const char *dir, const char *run_id, const char *tex
     }
     unlink(tmp);
     if (rc == ERR_OK)
-        sync_dir(dir);
+        afile_sync_dir(dir);
     return rc;
 }
 
@@ -955,7 +895,7 @@ err_code state_store_init(state_store *store, const char *dir, const clock_src *
         return err_set(err, ERR_USAGE, "state folder path is too long (%zu bytes)", len);
     memset(store, 0, sizeof *store);
     memcpy(store->dir, dir, len);
-    snprintf(store->path, sizeof store->path, "%s/state.json", store->dir);
+    snprintf(store->path, sizeof store->path, "%s/" STATE_FILE, store->dir);
     store->clock = clk ? *clk : clock_system();
     return make_private_dir(store->dir, err);
 }
@@ -1057,7 +997,7 @@ err_code state_save(const state_store *store, state_t *st, char *err)
     if (!text)
         rc = err_set(err, ERR_NOMEM, "out of memory saving %s", store->path);
     else
-        rc = replace_file(store->dir, store->path, text, err);
+        rc = afile_replace(store->dir, STATE_FILE, text, 0600, err);
     free(text);
     if (rc != ERR_OK)
         st->updated_at_ms = before;
@@ -1292,9 +1232,6 @@ state_verdict state_verdict_of(const state_t *st)
 
 /* ---- lock -------------------------------------------------------------- */
 
-/* fcntl locks belong to the process: a second state_lock in the same
- * process succeeds, and closing any descriptor of the lock file drops it.
- * One lock per process, held from load to save, is the intended use. */
 /* A writer killed between mkstemp and rename leaves its temp file behind.
  * Every writer saves under the lock, so whoever holds it may sweep them. */
 static void remove_dead_temps(const char *dir)
@@ -1304,7 +1241,8 @@ static void remove_dead_temps(const char *dir)
         return;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, ".state.tmp.", 11) != 0)
+        /* afile's temp names: .state.json.tmp.* (saves), .state.tmp.* (archives) */
+        if (strncmp(e->d_name, ".state.", 7) != 0 || !strstr(e->d_name, ".tmp."))
             continue;
         char path[STATE_PATH_SZ + 300];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
@@ -1313,6 +1251,9 @@ static void remove_dead_temps(const char *dir)
     closedir(d);
 }
 
+/* fcntl locks belong to the process: a second state_lock in the same
+ * process succeeds, and closing any descriptor of the lock file drops it.
+ * One lock per process, held from load to save, is the intended use. */
 err_code state_lock(const state_store *store, int timeout_ms, int *fd, char *err)
 {
     if (!store || !fd)

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "afile.h"
 #include "clock.h"
 
 static int fill_addr(struct sockaddr_un *a, const char *sock)
@@ -44,20 +45,6 @@ static int read_line(int fd, char *buf, size_t cap, int64_t deadline)
     return (int)len;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 err_code ctl_request(const char *sock, const char *line, char *reply, size_t cap, char *err)
 {
     struct sockaddr_un a;
@@ -74,7 +61,7 @@ err_code ctl_request(const char *sock, const char *line, char *reply, size_t cap
     char msg[CTL_LINE_MAX + 2];
     snprintf(msg, sizeof msg, "%s\n", line);
     int64_t deadline = clock_mono_ms() + CTL_WAIT_MS;
-    int n = write_all(fd, msg, strlen(msg)) == 0 ? read_line(fd, reply, cap, deadline) : -1;
+    int n = afile_write_all(fd, msg, strlen(msg)) == ERR_OK ? read_line(fd, reply, cap, deadline) : -1;
     close(fd);
     if (n < 0)
         return err_set(err, ERR_TIMEOUT, "the sandbox daemon did not answer \"%s\"", line);
@@ -130,6 +117,6 @@ void ctl_reply(int fd, const char *reply)
 {
     char msg[CTL_LINE_MAX + 2];
     snprintf(msg, sizeof msg, "%s\n", reply);
-    write_all(fd, msg, strlen(msg));
+    afile_write_all(fd, msg, strlen(msg));
     close(fd);
 }
