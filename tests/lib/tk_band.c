@@ -321,3 +321,13 @@ int tk_band_stats(tk_band *b, int *agents, int *rooms)
         *rooms = (int)r;
     return 0;
 }
+
+void tk_band_config(const tk_band *b, int e2e_timeout_s, config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    snprintf(cfg->rest_url, sizeof cfg->rest_url, "%s", b->rest_url);
+    snprintf(cfg->rest_url_var, sizeof cfg->rest_url_var, "BAND_REST_URL");
+    snprintf(cfg->ws_url, sizeof cfg->ws_url, "%s", b->ws_url);
+    snprintf(cfg->api_key_user, sizeof cfg->api_key_user, "%s", b->user_key);
+    cfg->e2e_timeout_s = e2e_timeout_s;
+}

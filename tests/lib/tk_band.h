@@ -24,6 +24,8 @@
 
 #include <sys/types.h>
 
+#include "config.h"
+
 #define TK_BAND_KEY_SZ 80
 
 typedef struct tk_band {
@@ -45,6 +47,11 @@ int tk_band_start(tk_band *b, const char *user_key);
 
 /* The same with a second user (keys NULL = random). */
 int tk_band_start2(tk_band *b, const char *user_key, const char *user_key2);
+
+/* Settings that point band-smoke's modules at this fake, as config_load
+ * would fill them from the environment: its REST and WebSocket URLs, its
+ * user key, and a probe deadline of e2e_timeout_s. *cfg is cleared first. */
+void tk_band_config(const tk_band *b, int e2e_timeout_s, config *cfg);
 
 /* SIGTERM, wait up to 5 s, then SIGKILL; removes the temp folder. Returns
  * the fake's exit status, or -1 when it had to be killed. Safe to call

@@ -69,11 +69,7 @@ static int world_open(world *w)
     if (!UNIT_CHECK(tk_band_start(&w->band, CANARY) == 0, "fake Band started"))
         return 0;
     w->up = 1;
-    snprintf(w->cfg.rest_url, sizeof w->cfg.rest_url, "%s", w->band.rest_url);
-    snprintf(w->cfg.rest_url_var, sizeof w->cfg.rest_url_var, "BAND_REST_URL");
-    snprintf(w->cfg.ws_url, sizeof w->cfg.ws_url, "%s", w->band.ws_url);
-    snprintf(w->cfg.api_key_user, sizeof w->cfg.api_key_user, "%s", CANARY);
-    w->cfg.e2e_timeout_s = 10;
+    tk_band_config(&w->band, 10, &w->cfg); /* the fake holds CANARY as its user key */
 
     band_client *user = NULL;
     char err[ERR_BUFSZ] = "";
