@@ -21,6 +21,7 @@ static const char *const names[ERR__COUNT] = {
     [ERR_WRONG_STATE] = "wrong run state",
     [ERR_FULL] = "table full",
     [ERR_CLOSED] = "closed for good",
+    [ERR_INTERRUPTED] = "interrupted",
 };
 
 const char *err_str(err_code code)

@@ -34,6 +34,7 @@ typedef enum err_code {
     ERR_WRONG_STATE, /* the operation does not fit the current run state */
     ERR_FULL,       /* a fixed-size table is full */
     ERR_CLOSED,     /* the peer closed for good; no retry will help */
+    ERR_INTERRUPTED, /* a signal (SIGINT, SIGTERM, SIGHUP) asked us to stop */
     ERR__COUNT
 } err_code;
 
