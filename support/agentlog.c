@@ -244,12 +244,13 @@ err_code agentlog_note(int fd, int64_t wall_ms, const char *level,
     if (!raw)
         return err_set(err, ERR_NOMEM, "agentlog_note: out of memory");
     snprintf(raw, (size_t)n + 1, "%s %s %s: %s\n", stamp, level, logger, message);
-    flatten(raw, (size_t)n - 1);
+    /* masked before flattened: a secret holding a line break still matches */
     char *line = redact_str(raw);
     memset(raw, 0, (size_t)n);
     free(raw);
     if (!line)
         return err_set(err, ERR_NOMEM, "agentlog_note: out of memory");
+    flatten(line, strlen(line) - 1);
     err_code rc = write_once(fd, line, strlen(line), err);
     free(line);
     return rc;

@@ -327,6 +327,21 @@ static err_code take_all(const dotenv *file, config *cfg, char *err)
     return rc;
 }
 
+/* A key travels as an HTTP header value: a line break there would inject
+ * headers, a tab or blank is trimmed or folded by some peer, and a
+ * non-ASCII byte is read differently by each. Printable ASCII only, so
+ * the key the server sees is the one we registered for redaction. */
+static err_code check_key_chars(setting_key k, const char *value, char *err)
+{
+    for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+        if (*p <= ' ' || *p >= 0x7f)
+            return err_set(err, ERR_CONFIG,
+                           "%s holds a space, a control character or a non-ASCII byte; "
+                           "an API key is printable ASCII (it is sent in an HTTP header)",
+                           key_names[k]);
+    return ERR_OK;
+}
+
 static err_code choose_env_file(config *cfg, char *err)
 {
     const char *named = getenv("SMOKE_ENV_FILE");
@@ -358,6 +373,8 @@ err_code config_load(config *cfg, const char *project_root, char *err)
     rc = dotenv_read(cfg->env_file, &file, &cfg->env_file_found, err);
     if (rc == ERR_OK)
         rc = take_all(&file, cfg, err);
+    if (rc == ERR_OK)
+        rc = check_key_chars(KEY_API_KEY_USER, cfg->api_key_user, err);
     dotenv_free(&file);
     return rc;
 }
