@@ -71,6 +71,19 @@ err_code config_load(config *cfg, const char *project_root, char *err);
  * Band-touching step. */
 err_code config_check_staging(const config *cfg, char *err);
 
+/* The one judge of a Band endpoint URL, shared by the guard, the REST
+ * client (band_http) and the WebSocket client (phx_url), so that what
+ * preflight accepts no client refuses at probe time: http(s) for REST,
+ * ws(s) for WebSocket; a plain host and a valid port (as
+ * config_url_host_port); no userinfo (credentials go in
+ * BAND_API_KEY_USER); for REST no ?query nor #fragment (API paths are
+ * appended to the base; a WebSocket URL keeps its query, drops its
+ * fragment). ERR_CONFIG naming `var` (NULL: "the Band URL")
+ * and what is wrong, never quoting the URL. Production is not judged
+ * here: config_check_staging does that first. */
+typedef enum config_url_kind { CONFIG_URL_REST, CONFIG_URL_WS } config_url_kind;
+err_code config_url_usable(const char *url, config_url_kind kind, const char *var, char *err);
+
 /* One URL: 1 when production (an app.band.ai host, any scheme), 0 when not. */
 int config_url_is_production(const char *url);
 

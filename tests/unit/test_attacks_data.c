@@ -568,7 +568,7 @@ static const url_case url_cases[] = {
     {"wss://staging.band.test", 0, 1},
     {"wss://user:pass@staging.band.test/socket", 0, 0},
     {"wss://@staging.band.test/socket", 0, 0},
-    {"wss://staging.band.test/socket#frag", 0, 0},
+    {"wss://staging.band.test/socket?x=1#frag", 0, 1},
     {"wss://sta%67ing.band.test/socket", 0, 0},
     {"wss://staging.band.test:0/socket", 0, 0},
     {"wss://[::1]x:80/socket", 0, 0},
