@@ -20,11 +20,13 @@
 #include "unit.h"
 
 #include <cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -631,6 +633,123 @@ static void test_guard_names_the_variable_not_the_url(void)
                "message: %s", err);
 }
 
+
+/* ---- older defences the review confirmed, kept proven here ----------------- */
+
+/* state.json as a symlink to a file of the user's: never read through,
+ * never written through, the target untouched. */
+static void test_symlinked_state_is_neither_read_nor_written_through(void)
+{
+    fixture fx;
+    if (!fx_open(&fx))
+        return;
+    char *target = tk_path(fx.tmp, "precious.txt");
+    char *path = tk_path(fx.dir, "state.json");
+    tk_write(target, "the user's own file\n");
+    CU_ASSERT_EQUAL_FATAL(symlink(target, path), 0);
+    state_t *st = NULL;
+    UNIT_CHECK(state_load(&fx.store, &st, fx.err) == ERR_CORRUPT, "a symlinked state.json was read");
+    state_t *fresh = state_new(&fx.store);
+    UNIT_CHECK(state_save(&fx.store, fresh, fx.err) != ERR_OK, "saved over a symlinked state.json");
+    char *text = tk_read(target, NULL);
+    UNIT_CHECK(text && strcmp(text, "the user's own file\n") == 0, "the symlink's target changed");
+    struct stat sb;
+    UNIT_CHECK(lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode), "the symlink itself was replaced");
+    free(text);
+    state_free(fresh);
+    state_free(st);
+    free(path);
+    free(target);
+    fx_close(&fx);
+}
+
+/* A giant file and a deeply nested one: refused as corrupt, no crash, and
+ * left as they are. */
+static void test_giant_and_nested_state_are_refused(void)
+{
+    fixture fx;
+    if (!fx_open(&fx))
+        return;
+    char *path = tk_path(fx.dir, "state.json");
+    size_t n = 2u * 1024 * 1024;
+    char *big = malloc(n + 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+    memset(big, ' ', n);
+    big[0] = '{';
+    big[n - 1] = '}';
+    big[n] = '\0';
+    tk_write(path, big);
+    state_t *st = NULL;
+    UNIT_CHECK(state_load(&fx.store, &st, fx.err) == ERR_CORRUPT && strstr(fx.err, "too large"),
+               "a 2 MiB state.json: %s", fx.err);
+    size_t depth = 200000;
+    memset(big, '[', depth);
+    memset(big + depth, ']', depth);
+    big[2 * depth] = '\0';
+    tk_write(path, big);
+    UNIT_CHECK(state_load(&fx.store, &st, fx.err) == ERR_CORRUPT, "200000 nested arrays: %s",
+               fx.err);
+    state_t *fresh = state_new(&fx.store);
+    UNIT_CHECK(state_save(&fx.store, fresh, fx.err) == ERR_CORRUPT, "a corrupt file was replaced");
+    size_t len = 0;
+    char *after = tk_read(path, &len);
+    UNIT_CHECK(after && len == 2 * depth && memcmp(after, big, len) == 0, "the file was changed");
+    free(after);
+    state_free(fresh);
+    free(big);
+    free(path);
+    fx_close(&fx);
+}
+
+static int save_on_full_disk(void *arg)
+{
+    fixture *fx = arg;
+    /* a file size limit stands in for a full disk: writes past it fail
+     * (EFBIG) exactly where ENOSPC would */
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {512, 512};
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
+        return 0;
+    state_t *st = NULL;
+    if (state_load(&fx->store, &st, fx->err) != ERR_OK)
+        return 0;
+    snprintf(st->residual_sleep_wake, sizeof st->residual_sleep_wake, "%0400d", 7);
+    snprintf(st->residual_daemon_restart, sizeof st->residual_daemon_restart, "%0400d", 8);
+    err_code rc = state_save(&fx->store, st, fx->err);
+    fprintf(stderr, "  state_save on a full disk: %s (%s)\n", err_str(rc), fx->err);
+    state_free(st);
+    return rc == ERR_IO;
+}
+
+static void test_full_disk_keeps_the_last_good_state(void)
+{
+    fixture fx;
+    if (!fx_open(&fx))
+        return;
+    state_t *st = state_new(&fx.store);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    snprintf(st->room_id, sizeof st->room_id, "room-kept");
+    CU_ASSERT_EQUAL_FATAL(state_save(&fx.store, st, fx.err), ERR_OK);
+    UNIT_CHECK(bounded(save_on_full_disk, &fx, 10000) == 1, "a save on a full disk did not fail "
+                                                            "cleanly with ERR_IO");
+    state_t *back = NULL;
+    UNIT_CHECK(state_load(&fx.store, &back, fx.err) == ERR_OK, "state after a full disk: %s",
+               fx.err);
+    UNIT_CHECK(back && strcmp(back->room_id, "room-kept") == 0 && back->residual_sleep_wake[0] == 0,
+               "the last good state was not kept");
+    DIR *d = opendir(fx.dir);
+    struct dirent *e;
+    int temps = 0;
+    while (d && (e = readdir(d)) != NULL)
+        temps += strstr(e->d_name, ".tmp.") != NULL;
+    if (d)
+        closedir(d);
+    UNIT_CHECK(temps == 0, "%d temp files left behind", temps);
+    state_free(back);
+    state_free(st);
+    fx_close(&fx);
+}
+
 const unit_case unit_cases[] = {
     {"band_error_echoing_a_hostile_key_is_masked", test_band_error_echoing_a_hostile_key_is_masked},
     {"re_encoded_keys_are_masked", test_re_encoded_keys_are_masked},
@@ -645,5 +764,9 @@ const unit_case unit_cases[] = {
     {"state_json_is_valid_utf8", test_state_json_is_valid_utf8},
     {"guard_and_clients_agree_on_urls", test_guard_and_clients_agree_on_urls},
     {"guard_names_the_variable_not_the_url", test_guard_names_the_variable_not_the_url},
+    {"symlinked_state_is_neither_read_nor_written_through",
+     test_symlinked_state_is_neither_read_nor_written_through},
+    {"giant_and_nested_state_are_refused", test_giant_and_nested_state_are_refused},
+    {"full_disk_keeps_the_last_good_state", test_full_disk_keeps_the_last_good_state},
     {NULL, NULL},
 };
