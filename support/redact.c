@@ -275,33 +275,34 @@ static size_t quote_at(const char *text, size_t len, size_t i)
     return 0;
 }
 
+/* `name` (any case), an optional closing quote (a quoted map key), blanks,
+ * then one of `seps`: the length up to and including the separator, 0 when
+ * the text does not start so. */
+static size_t key_name(const char *text, size_t len, const char *name, const char *seps)
+{
+    size_t i = starts_with_ci(text, len, name);
+    if (!i)
+        return 0;
+    i += quote_at(text, len, i);
+    while (i < len && is_space(text[i]))
+        i++;
+    return i < len && text[i] && strchr(seps, text[i]) ? i + 1 : 0;
+}
+
 /* `X-API-Key:` as a header line, or as a quoted key in a printed map
  * (`"x-api-key": ...`, also `\"x-api-key\": ...`): the value is the rest of
  * the line. */
 static size_t header_key(const char *text, size_t len)
 {
-    size_t i = starts_with_ci(text, len, "x-api-key");
-    if (!i)
-        return 0;
-    i += quote_at(text, len, i);
-    while (i < len && is_space(text[i]))
-        i++;
-    return i < len && text[i] == ':' ? i + 1 : 0;
+    return key_name(text, len, "x-api-key", ":");
 }
 
 /* `api_key` as a name: `api_key=` in a query or form, `api_key='...'` as
  * a keyword argument, `"api_key": "..."` in JSON or a Python dict (also
- * with escaped quotes, a JSON text inside a string), `api_key: ...`. The
- * length up to and including the `=` or `:`, 0 when not. */
+ * with escaped quotes, a JSON text inside a string), `api_key: ...`. */
 static size_t api_key_name(const char *text, size_t len)
 {
-    size_t i = starts_with_ci(text, len, "api_key");
-    if (!i)
-        return 0;
-    i += quote_at(text, len, i);
-    while (i < len && is_space(text[i]))
-        i++;
-    return i < len && (text[i] == '=' || text[i] == ':') ? i + 1 : 0;
+    return key_name(text, len, "api_key", "=:");
 }
 
 /* `BAND_API_KEY=`, `BAND_API_KEY_USER=` (and any other BAND_API_KEY*
