@@ -331,14 +331,14 @@ static err_code take_all(const dotenv *file, config *cfg, char *err)
  * headers, a tab or blank is trimmed or folded by some peer, and a
  * non-ASCII byte is read differently by each. Printable ASCII only, so
  * the key the server sees is the one we registered for redaction. */
-static err_code check_key_chars(setting_key k, const char *value, char *err)
+err_code config_check_api_key(const char *name, const char *value, char *err)
 {
-    for (const unsigned char *p = (const unsigned char *)value; *p; p++)
+    for (const unsigned char *p = (const unsigned char *)(value ? value : ""); *p; p++)
         if (*p <= ' ' || *p >= 0x7f)
             return err_set(err, ERR_CONFIG,
                            "%s holds a space, a control character or a non-ASCII byte; "
                            "an API key is printable ASCII (it is sent in an HTTP header)",
-                           key_names[k]);
+                           name ? name : "the API key");
     return ERR_OK;
 }
 
@@ -374,7 +374,7 @@ err_code config_load(config *cfg, const char *project_root, char *err)
     if (rc == ERR_OK)
         rc = take_all(&file, cfg, err);
     if (rc == ERR_OK)
-        rc = check_key_chars(KEY_API_KEY_USER, cfg->api_key_user, err);
+        rc = config_check_api_key(key_names[KEY_API_KEY_USER], cfg->api_key_user, err);
     dotenv_free(&file);
     return rc;
 }

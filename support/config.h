@@ -23,7 +23,8 @@
  *
  * config_load registers BAND_API_KEY_USER with redact the moment it is read
  * (a key under 8 bytes cannot be registered; it is kept, and preflight
- * reports it). Error texts name the variable, never its value.
+ * reports it), and refuses one that could not be sent in an HTTP header
+ * (config_check_api_key). Error texts name the variable, never its value.
  */
 #ifndef SMOKE_CONFIG_H
 #define SMOKE_CONFIG_H
@@ -62,6 +63,12 @@ typedef struct config {
  * reports those). ERR_CONFIG for a malformed value (E2E_TIMEOUT not a
  * positive integer, an over-long value), ERR_IO for an unreadable dotenv. */
 err_code config_load(config *cfg, const char *project_root, char *err);
+
+/* An API key must travel as an HTTP header value (and as one line of an
+ * env file): printable ASCII, no blank, no control byte. config_load
+ * applies it to BAND_API_KEY_USER; a minted agent key deserves the same
+ * before it is written or sent. ERR_CONFIG naming `name`, never the value. */
+err_code config_check_api_key(const char *name, const char *value, char *err);
 
 /* The production guard of design section 6: both URLs set, neither the
  * SDK's production default, no app.band.ai host at all; compared after
