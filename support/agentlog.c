@@ -189,7 +189,8 @@ static FILE *open_log(const char *path, off_t *size, int *missing, char *err)
         err_set(err, ERR_IO, "cannot read %s: %s", path, strerror(errno));
     if (!fp)
         close(fd);
-    *size = sb.st_size;
+    else
+        *size = sb.st_size;
     return fp;
 }
 
