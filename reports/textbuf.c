@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "redact.h"
+#include "utf8.h"
 
 void tb_init(tb_buf *b)
 {
@@ -72,71 +73,17 @@ void tb_printf(tb_buf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+/* The UTF-8 reading and writing rules live in support/utf8, shared with
+ * the run state, so both outputs agree on what a valid character is. */
 void tb_put_cp(tb_buf *b, uint32_t cp)
 {
     char out[4];
-    size_t n;
-    if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-        cp = TB_REPLACEMENT;
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        out[0] = (char)(0xF0 | (cp >> 18));
-        out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    tb_add(b, out, n);
+    tb_add(b, out, utf8_put(cp, out));
 }
 
 size_t tb_utf8_next(const char *s, size_t n, uint32_t *cp)
 {
-    const unsigned char *u = (const unsigned char *)s;
-    size_t len;
-    uint32_t min, v;
-    if (u[0] < 0x80) {
-        *cp = u[0];
-        return 1;
-    } else if ((u[0] & 0xE0) == 0xC0) {
-        len = 2, min = 0x80, v = u[0] & 0x1F;
-    } else if ((u[0] & 0xF0) == 0xE0) {
-        len = 3, min = 0x800, v = u[0] & 0x0F;
-    } else if ((u[0] & 0xF8) == 0xF0) {
-        len = 4, min = 0x10000, v = u[0] & 0x07;
-    } else {
-        *cp = TB_REPLACEMENT; /* a stray continuation byte or 0xF8..0xFF */
-        return 1;
-    }
-    if (len > n) {
-        *cp = TB_REPLACEMENT;
-        return 1;
-    }
-    for (size_t i = 1; i < len; i++) {
-        if ((u[i] & 0xC0) != 0x80) {
-            *cp = TB_REPLACEMENT;
-            return 1;
-        }
-        v = (v << 6) | (u[i] & 0x3F);
-    }
-    /* Overlong forms and surrogates would let a byte such as '<' or a
-     * control character slip past the escapers in disguise. */
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
-        *cp = TB_REPLACEMENT;
-        return 1;
-    }
-    *cp = v;
-    return len;
+    return utf8_next(s, n, cp);
 }
 
 void tb_put_text(tb_buf *b, const char *text, tb_escape_fn esc)

@@ -2,7 +2,8 @@
 # Fuzzes the four parsers that read what others wrote: the run state loader,
 # the Phoenix frame decoder, the REST envelope parser and the sbx ls/version
 # parsers. Bounded: SECONDS_PER_TARGET each (default 60). Needs clang.
-# Prints executions and crashes per target; exits 1 on any crash.
+# Seeds each corpus from tests/data/fuzz-seeds/<target>/ and the test data.
+# Prints executions, coverage and crashes per target; exits 1 on any crash.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SMOKE_FUZZ_BUILD:-$root/build-fuzz}
@@ -14,9 +15,12 @@ cmake --build "$build" -j "$(getconf _NPROCESSORS_ONLN)" \
 
 seed() { # corpus folder for a target, seeded from the test data we keep
   local dir=$build/fuzz/corpus-$1; mkdir -p "$dir"
+  # real inputs first: tests/data/fuzz-seeds/<target>/ (for the state
+  # loader, state.json files written by rehearsal runs; without them the
+  # fuzzer never gets past schema_version and coverage stays flat)
+  cp "$root"/tests/data/fuzz-seeds/"$1"/* "$dir"/ 2>/dev/null
   case $1 in
-    state)     cp "$root"/tests/data/reports/*.xml "$dir"/ 2>/dev/null
-               find "$root/tests/data" -name '*.json' -exec cp {} "$dir"/ \; ;;
+    state)     find "$root/tests/data" -name '*.json' -exec cp {} "$dir"/ \; ;;
     envelope)  cp "$root"/tests/data/band/* "$dir"/ 2>/dev/null ;;
     sbx_ls)    cp "$root"/tests/data/sbx/* "$dir"/ 2>/dev/null ;;
     phx_frame) printf '["1","1","chat_room:x","phx_join",{}]' > "$dir/join" ;;
@@ -32,8 +36,11 @@ for t in state phx_frame envelope sbx_ls; do
       -print_final_stats=1 "$corpus" >"$log" 2>&1)
   rc=$?
   execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
+  seeds=$(grep -m1 -o 'INITED cov: [0-9]*' "$log" | awk '{print $3}')
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')
   if [ "$rc" -ne 0 ]; then crashes=$((crashes + 1)); fi
-  printf '%-10s %10s executions in %ss, %s\n' "$t" "${execs:-?}" "$secs" \
+  printf '%-10s %10s executions in %ss, coverage %s (seeds alone: %s), %s\n' "$t" \
+    "${execs:-?}" "$secs" "${cov:-?}" "${seeds:-?}" \
     "$([ "$rc" -eq 0 ] && echo '0 crashes' || echo "CRASH (see $log)")"
 done
 [ "$crashes" -eq 0 ]

@@ -1,15 +1,18 @@
 #include "agentlog.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "redact.h"
+#include "utf8.h"
 
 /* A line longer than this is judged by its head alone: timestamp, level,
  * logger and the start of the message, where every pattern sits, fit. */
@@ -105,9 +108,12 @@ static int is_exit_note(const log_line *line)
 static void record(agentlog_event *ev, const log_line *line, int64_t offset,
                    const char *text)
 {
+    char masked[AGENTLOG_LINE_SZ];
     ev->at_ms = line->at_ms;
     ev->offset = offset;
-    redact_into(text, ev->line, sizeof ev->line);
+    /* masked before made valid UTF-8: the line goes on into the state */
+    redact_into(text, masked, sizeof masked);
+    utf8_sanitize(masked, ev->line, sizeof ev->line);
 }
 
 static void judge_line(const char *text, int64_t offset, int64_t after_ms,
@@ -138,13 +144,13 @@ static void judge_line(const char *text, int64_t offset, int64_t after_ms,
 }
 
 /* Reads one line into buf (newline and a trailing CR dropped), consuming the
- * whole line from fp even when only its head fits. Returns the bytes
- * consumed, 0 at end of file. */
-static size_t read_line(FILE *fp, char *buf, size_t cap)
+ * whole line from fp even when only its head fits, but never more than
+ * `limit` bytes. Returns the bytes consumed, 0 at end of file. */
+static size_t read_line(FILE *fp, char *buf, size_t cap, int64_t limit)
 {
     size_t used = 0, consumed = 0;
     int c;
-    while ((c = getc(fp)) != EOF) {
+    while ((int64_t)consumed < limit && (c = getc(fp)) != EOF) {
         consumed++;
         if (c == '\n')
             break;
@@ -157,6 +163,37 @@ static size_t read_line(FILE *fp, char *buf, size_t cap)
     return consumed;
 }
 
+/* Opens agent.log for a scan: never through a symlink, never blocking on
+ * a FIFO or device, a regular file only (a log pointing at /dev/zero
+ * would never end). NULL with *missing set when there is no file. */
+static FILE *open_log(const char *path, off_t *size, int *missing, char *err)
+{
+    *missing = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            *missing = 1;
+        else if (errno == ELOOP)
+            err_set(err, ERR_IO, "%s is a symbolic link; agent.log is never read through one", path);
+        else
+            err_set(err, ERR_IO, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat sb;
+    FILE *fp = NULL;
+    if (fstat(fd, &sb) != 0)
+        err_set(err, ERR_IO, "cannot stat %s: %s", path, strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+        err_set(err, ERR_IO, "%s is not a regular file (a FIFO or device is never scanned)", path);
+    else if (!(fp = fdopen(fd, "rb")))
+        err_set(err, ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    if (!fp)
+        close(fd);
+    else
+        *size = sb.st_size;
+    return fp;
+}
+
 err_code agentlog_scan_file(const char *path, int64_t from_offset,
                             int64_t after_ms, const agentlog_patterns *p,
                             agentlog_scan *out, char *err)
@@ -164,29 +201,41 @@ err_code agentlog_scan_file(const char *path, int64_t from_offset,
     if (!path || !p || !out || from_offset < 0)
         return err_set(err, ERR_USAGE, "agentlog_scan_file: missing argument or negative offset");
     memset(out, 0, sizeof *out);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        if (errno == ENOENT)
-            return ERR_OK; /* the agent has not written anything yet */
-        return err_set(err, ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    }
+    off_t size = 0;
+    int missing;
+    FILE *fp = open_log(path, &size, &missing, err);
+    if (!fp)
+        return missing ? ERR_OK : ERR_IO; /* missing: the agent has not written anything yet */
     if (fseeko(fp, (off_t)from_offset, SEEK_SET) != 0) {
         int e = errno;
         fclose(fp);
         return err_set(err, ERR_IO, "cannot seek in %s: %s", path, strerror(e));
     }
+    /* Bounded twice: by the size the file had when opened (a writer that
+     * never stops cannot keep us here) capped at AGENTLOG_SCAN_MAX_BYTES,
+     * and by AGENTLOG_SCAN_MAX_MS of reading. */
+    int64_t end = (int64_t)size;
+    if (end - from_offset > AGENTLOG_SCAN_MAX_BYTES)
+        end = from_offset + AGENTLOG_SCAN_MAX_BYTES;
+    int64_t deadline = clock_mono_ms() + AGENTLOG_SCAN_MAX_MS;
     char text[SCAN_LINE_SZ];
     int64_t offset = from_offset;
     size_t consumed;
-    while ((consumed = read_line(fp, text, sizeof text)) > 0) {
+    err_code rc = ERR_OK;
+    for (unsigned n = 1; offset < end && (consumed = read_line(fp, text, sizeof text, end - offset)) > 0; n++) {
         judge_line(text, offset, after_ms, p, out);
         offset += (int64_t)consumed;
+        if (n % 1024 == 0 && clock_mono_ms() > deadline) {
+            rc = err_set(err, ERR_TIMEOUT, "scanning %s took over %d ms (stopped at byte %lld)",
+                         path, AGENTLOG_SCAN_MAX_MS, (long long)offset);
+            break;
+        }
     }
     int read_errno = ferror(fp) ? errno : 0;
     fclose(fp);
-    if (read_errno)
+    if (rc == ERR_OK && read_errno)
         return err_set(err, ERR_IO, "cannot read %s: %s", path, strerror(read_errno));
-    return ERR_OK;
+    return rc;
 }
 
 /* ---- writing a note ---------------------------------------------------- */
@@ -244,12 +293,13 @@ err_code agentlog_note(int fd, int64_t wall_ms, const char *level,
     if (!raw)
         return err_set(err, ERR_NOMEM, "agentlog_note: out of memory");
     snprintf(raw, (size_t)n + 1, "%s %s %s: %s\n", stamp, level, logger, message);
-    flatten(raw, (size_t)n - 1);
+    /* masked before flattened: a secret holding a line break still matches */
     char *line = redact_str(raw);
     memset(raw, 0, (size_t)n);
     free(raw);
     if (!line)
         return err_set(err, ERR_NOMEM, "agentlog_note: out of memory");
+    flatten(line, strlen(line) - 1);
     err_code rc = write_once(fd, line, strlen(line), err);
     free(line);
     return rc;

@@ -27,6 +27,9 @@
 #define AGENTLOG_LINE_SZ 512
 #define AGENTLOG_LAUNCHER "band_smoke.launcher"
 #define AGENTLOG_EXIT_NOTE "agent process ended:"
+/* Bounds of one scan: bytes read past from_offset, and time. */
+#define AGENTLOG_SCAN_MAX_BYTES (64LL * 1024 * 1024)
+#define AGENTLOG_SCAN_MAX_MS 10000
 
 typedef struct agentlog_patterns {
     char ready[AGENTLOG_PATTERN_SZ];
@@ -65,7 +68,11 @@ typedef struct agentlog_scan {
  * is judged by its first 4 KiB (timestamp, logger and the start of the
  * message are all there). The reconnect must follow the disconnect in the
  * file and not be stamped before it. A missing file is an empty log (ERR_OK,
- * nothing found); unreadable is ERR_IO. */
+ * nothing found); unreadable is ERR_IO, and so is a symlink, FIFO or
+ * device (opened with O_NOFOLLOW|O_NONBLOCK, never read). A scan reads
+ * up to the size the file had when opened, at most AGENTLOG_SCAN_MAX_BYTES
+ * past from_offset, and gives up with ERR_TIMEOUT (what it found so far
+ * kept in *out) after AGENTLOG_SCAN_MAX_MS. */
 err_code agentlog_scan_file(const char *path, int64_t from_offset,
                             int64_t after_ms, const agentlog_patterns *p,
                             agentlog_scan *out, char *err);

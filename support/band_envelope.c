@@ -11,16 +11,15 @@
 
 /* A printable, redacted, cut copy of `text` for an error message. The
  * whole text is redacted before the cut, so a cut can never leave the
- * front of a secret unmasked. */
+ * front of a secret unmasked, and before control bytes become spaces, so
+ * a secret holding one still matches the registry. */
 static void excerpt(const char *text, size_t len, char *out, size_t cap)
 {
     char *clean = malloc(len + 1);
     char *masked = NULL;
     if (clean) {
-        for (size_t i = 0; i < len; i++) {
-            unsigned char ch = (unsigned char)text[i];
-            clean[i] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
-        }
+        for (size_t i = 0; i < len; i++)
+            clean[i] = text[i] ? text[i] : ' '; /* a NUL would cut the text short */
         clean[len] = '\0';
         masked = redact_str(clean);
         OPENSSL_cleanse(clean, len);
@@ -30,6 +29,9 @@ static void excerpt(const char *text, size_t len, char *out, size_t cap)
         snprintf(out, cap, "[unavailable]");
         return;
     }
+    for (char *p = masked; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = ' ';
     size_t n = strlen(masked);
     if (n < cap) {
         memcpy(out, masked, n + 1);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "config.h"
 #include "netenv.h"
 #include "redact.h"
 
@@ -71,6 +72,9 @@ err_code band_http_join_url(const char *base, const char *path, char **out,
     if (!base || !path || !out)
         return err_set(err, ERR_USAGE, "band_http_join_url: missing argument");
     *out = NULL;
+    /* the guard's own judge, so preflight and this client agree */
+    if (config_url_usable(base, CONFIG_URL_REST, "the Band base URL", err) != ERR_OK)
+        return ERR_CONFIG;
     size_t blen = base_len(base);
     if (!blen)
         return bad_base(err);

@@ -125,8 +125,9 @@ err_code band_http_send(band_http *h, const band_http_request *rq,
 /* Joins a base URL and an absolute path into a malloc'd URL (*out, the
  * caller's to free): trailing slashes of the base are dropped and any
  * path prefix it has is kept ("https://h/band/" + "/api/v1/x" =
- * "https://h/band/api/v1/x"). The base must be http:// or https://, have
- * a host, and carry no query, fragment or whitespace; the path must start
+ * "https://h/band/api/v1/x"). The base must pass config_url_usable (the
+ * guard's own judge: http:// or https://, a plain host, a valid port, no
+ * userinfo, query, fragment or whitespace); the path must start
  * with "/" and hold no whitespace. ERR_CONFIG for a bad base, ERR_USAGE
  * for a bad path, ERR_NOMEM. Pure: no I/O, no global state. */
 err_code band_http_join_url(const char *base, const char *path, char **out,

@@ -327,6 +327,21 @@ static err_code take_all(const dotenv *file, config *cfg, char *err)
     return rc;
 }
 
+/* A key travels as an HTTP header value: a line break there would inject
+ * headers, a tab or blank is trimmed or folded by some peer, and a
+ * non-ASCII byte is read differently by each. Printable ASCII only, so
+ * the key the server sees is the one we registered for redaction. */
+err_code config_check_api_key(const char *name, const char *value, char *err)
+{
+    for (const unsigned char *p = (const unsigned char *)(value ? value : ""); *p; p++)
+        if (*p <= ' ' || *p >= 0x7f)
+            return err_set(err, ERR_CONFIG,
+                           "%s holds a space, a control character or a non-ASCII byte; "
+                           "an API key is printable ASCII (it is sent in an HTTP header)",
+                           name ? name : "the API key");
+    return ERR_OK;
+}
+
 static err_code choose_env_file(config *cfg, char *err)
 {
     const char *named = getenv("SMOKE_ENV_FILE");
@@ -358,6 +373,8 @@ err_code config_load(config *cfg, const char *project_root, char *err)
     rc = dotenv_read(cfg->env_file, &file, &cfg->env_file_found, err);
     if (rc == ERR_OK)
         rc = take_all(&file, cfg, err);
+    if (rc == ERR_OK)
+        rc = config_check_api_key(key_names[KEY_API_KEY_USER], cfg->api_key_user, err);
     dotenv_free(&file);
     return rc;
 }
@@ -542,6 +559,44 @@ static int scheme_is(const char *url, const char *a, const char *b)
     return equals_ci(u.scheme, u.scheme_len, a) || equals_ci(u.scheme, u.scheme_len, b);
 }
 
+/* What the clients cannot carry: userinfo (the WebSocket client has
+ * nowhere to send it and the REST one would send it as Basic auth; a
+ * credential belongs in BAND_API_KEY_USER), and for REST a query or a
+ * fragment (API paths are appended to the base). A WebSocket URL keeps
+ * its query parameters and drops its fragment (phx_url.h). */
+static err_code check_url_extras(const char *url, config_url_kind kind, char *err)
+{
+    url_parts u;
+    const char *auth = skip_scheme(url, &u);
+    size_t auth_len = strcspn(auth, "/?#");
+    if (memchr(auth, '@', auth_len))
+        return err_set(err, ERR_CONFIG, "holds a user name or password (user@host); put "
+                                        "no credentials in a URL, the key goes in "
+                                        "BAND_API_KEY_USER");
+    if (kind == CONFIG_URL_REST && strpbrk(url, "?#"))
+        return err_set(err, ERR_CONFIG, "has a ?query or #fragment; a REST base URL is "
+                                        "scheme://host[:port][/prefix] (API paths are "
+                                        "appended to it)");
+    return ERR_OK;
+}
+
+err_code config_url_usable(const char *url, config_url_kind kind, const char *var, char *err)
+{
+    if (!url)
+        return err_set(err, ERR_USAGE, "config_url_usable: no URL");
+    const char *name = var ? var : "the Band URL";
+    int rest = kind == CONFIG_URL_REST;
+    char host[HOST_SZ];
+    int port;
+    err_code rc = config_url_host_port(url, host, sizeof host, &port, err);
+    if (rc == ERR_OK && !scheme_is(url, rest ? "http" : "ws", rest ? "https" : "wss"))
+        return err_set(err, ERR_CONFIG, "%s must be a %s:// URL", name,
+                       rest ? "http:// or https" : "ws:// or wss");
+    if (rc == ERR_OK)
+        rc = check_url_extras(url, kind, err);
+    return rc == ERR_OK ? ERR_OK : err_wrap(err, rc, "%s", name);
+}
+
 /* Unset, production, unusable, wrong kind: in that order, so the most
  * important problem is the one named. Messages never quote the URL: it may
  * carry userinfo or an api_key query. */
@@ -554,14 +609,11 @@ static err_code check_endpoint(const char *var, const char *url, const char *kin
         return err_set(err, ERR_PRODUCTION,
                        "%s points at production (app.band.ai); set it to the staging %s URL "
                        "before running this smoke.", var, kind);
-    char host[HOST_SZ];
-    int port;
-    err_code rc = config_url_host_port(url, host, sizeof host, &port, err);
-    if (rc != ERR_OK)
-        return err_wrap(err, rc, "%s", var);
-    if (!scheme_is(url, scheme_a, scheme_b))
-        return err_set(err, ERR_CONFIG, "%s must be a %s:// or %s:// URL", var, scheme_a, scheme_b);
-    return ERR_OK;
+    /* the clients' own judge, so preflight refuses what a client would
+     * refuse at probe time (scheme_b is scheme_a's TLS twin) */
+    (void)scheme_b;
+    return config_url_usable(url, strcmp(scheme_a, "http") == 0 ? CONFIG_URL_REST : CONFIG_URL_WS,
+                             var, err);
 }
 
 err_code config_check_staging(const config *cfg, char *err)

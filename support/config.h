@@ -23,7 +23,8 @@
  *
  * config_load registers BAND_API_KEY_USER with redact the moment it is read
  * (a key under 8 bytes cannot be registered; it is kept, and preflight
- * reports it). Error texts name the variable, never its value.
+ * reports it), and refuses one that could not be sent in an HTTP header
+ * (config_check_api_key). Error texts name the variable, never its value.
  */
 #ifndef SMOKE_CONFIG_H
 #define SMOKE_CONFIG_H
@@ -63,6 +64,12 @@ typedef struct config {
  * positive integer, an over-long value), ERR_IO for an unreadable dotenv. */
 err_code config_load(config *cfg, const char *project_root, char *err);
 
+/* An API key must travel as an HTTP header value (and as one line of an
+ * env file): printable ASCII, no blank, no control byte. config_load
+ * applies it to BAND_API_KEY_USER; a minted agent key deserves the same
+ * before it is written or sent. ERR_CONFIG naming `name`, never the value. */
+err_code config_check_api_key(const char *name, const char *value, char *err);
+
 /* The production guard of design section 6: both URLs set, neither the
  * SDK's production default, no app.band.ai host at all; compared after
  * normalising case, trailing slash and default port (443 for https/wss, 80
@@ -70,6 +77,19 @@ err_code config_load(config *cfg, const char *project_root, char *err);
  * ERR_PRODUCTION when it points at production. Re-checked by every
  * Band-touching step. */
 err_code config_check_staging(const config *cfg, char *err);
+
+/* The one judge of a Band endpoint URL, shared by the guard, the REST
+ * client (band_http) and the WebSocket client (phx_url), so that what
+ * preflight accepts no client refuses at probe time: http(s) for REST,
+ * ws(s) for WebSocket; a plain host and a valid port (as
+ * config_url_host_port); no userinfo (credentials go in
+ * BAND_API_KEY_USER); for REST no ?query nor #fragment (API paths are
+ * appended to the base; a WebSocket URL keeps its query, drops its
+ * fragment). ERR_CONFIG naming `var` (NULL: "the Band URL")
+ * and what is wrong, never quoting the URL. Production is not judged
+ * here: config_check_staging does that first. */
+typedef enum config_url_kind { CONFIG_URL_REST, CONFIG_URL_WS } config_url_kind;
+err_code config_url_usable(const char *url, config_url_kind kind, const char *var, char *err);
 
 /* One URL: 1 when production (an app.band.ai host, any scheme), 0 when not. */
 int config_url_is_production(const char *url);

@@ -1,4 +1,6 @@
 #include "phx_url.h"
+
+#include "config.h"
 #include "url.h"
 
 #include <stdlib.h>
@@ -123,6 +125,9 @@ err_code phx_url_build(const char *ws_url, const char *api_key, const char *agen
     memset(out, 0, sizeof *out);
     if (!ws_url || !*ws_url || !api_key || !*api_key)
         return err_set(err, ERR_USAGE, "phx_url_build: ws_url and api_key are required");
+    /* the guard's own judge, so preflight and this client agree */
+    if (config_url_usable(ws_url, CONFIG_URL_WS, "the WebSocket URL", err) != ERR_OK)
+        return ERR_CONFIG;
     const char *rest;
     if (strncasecmp(ws_url, "wss://", 6) == 0) {
         out->tls = 1;

@@ -5,7 +5,9 @@
  * (kept verbatim, in order), then api_key=<key>, then vsn=2.0.0, then for
  * agents &agent_id=<id>. The key and id are percent-encoded (everything
  * but A-Z a-z 0-9 - . _ ~), which leaves a UUID unchanged. A fragment is
- * dropped. Pure: no I/O, no globals.
+ * dropped. Which URLs are usable is config_url_usable's call (the guard's
+ * own judge), so preflight and this client never disagree. Pure: no I/O,
+ * no globals.
  *
  * The resulting path holds the API key: it is a secret like the key
  * itself, never printed unredacted (redact masks `api_key=`).

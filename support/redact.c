@@ -1,17 +1,149 @@
 #include "redact.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MIN_SECRET_LEN 8
 
-/* The one global of support/ (see redact.h for why). */
+/* Every spelling of a secret the code (or a server echoing it) may print:
+ * the value itself and its re-encodings. Each is masked wherever it
+ * appears, so escaping a text before it reaches redact cannot unmask it. */
+typedef enum secret_form {
+    FORM_RAW,
+    FORM_JSON,    /* cJSON / json.dumps string escaping */
+    FORM_JSON2,   /* JSON escaped twice: a JSON document inside a string */
+    FORM_XML,     /* junit.xml's entities */
+    FORM_MD,      /* evidence.md's backslash escapes */
+    FORM_FLAT,    /* control bytes made spaces (one-line excerpts, notes) */
+    FORM_PYTHON,  /* Python repr() in the agent's own log lines */
+    FORM_PERCENT, /* percent-encoding (a key in a query string) */
+    FORM__COUNT
+} secret_form;
+
+/* The one global of support/ (see redact.h for why). A form equal to an
+ * earlier one is not stored (NULL). */
 static struct {
-    char *value[REDACT_MAX_SECRETS];
-    size_t len[REDACT_MAX_SECRETS];
+    char *form[REDACT_MAX_SECRETS][FORM__COUNT];
+    size_t len[REDACT_MAX_SECRETS][FORM__COUNT];
     size_t count;
 } registry;
+
+/* The encoding of one byte in `form`; returns its length (0: dropped). */
+static size_t encode_byte(secret_form form, unsigned char c, char out[8])
+{
+    static const char hex[] = "0123456789abcdef", HEX[] = "0123456789ABCDEF";
+    const char *ent = NULL;
+    switch (form) {
+    case FORM_JSON:
+    case FORM_JSON2:
+        ent = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\r' ? "\\r"
+            : c == '\t' ? "\\t" : c == '\b' ? "\\b" : c == '\f' ? "\\f" : NULL;
+        if (!ent && c < 0x20)
+            return (size_t)snprintf(out, 8, "\\u%04x", c);
+        break;
+    case FORM_XML:
+        ent = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '"' ? "&quot;"
+            : c == '\'' ? "&apos;" : c == '\r' ? "&#13;" : NULL;
+        break;
+    case FORM_MD:
+        if (c == '\n' || c == '\r' || c == '\t')
+            ent = " ";
+        else if (c < 0x20 || c == 0x7f)
+            return 0;
+        else if (c && strchr("\\`*_<>[]|&~", c))
+            return (size_t)snprintf(out, 8, "\\%c", c);
+        break;
+    case FORM_FLAT:
+        if (c < 0x20 || c == 0x7f)
+            ent = " ";
+        break;
+    case FORM_PYTHON:
+        ent = c == '\\' ? "\\\\" : c == '\'' ? "\\'" : c == '\n' ? "\\n" : c == '\r' ? "\\r"
+            : c == '\t' ? "\\t" : NULL;
+        if (!ent && (c < 0x20 || c == 0x7f))
+            return (size_t)snprintf(out, 8, "\\x%c%c", hex[c >> 4], hex[c & 15]);
+        break;
+    case FORM_PERCENT:
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              (c && strchr("-._~", c)))) {
+            out[0] = '%';
+            out[1] = HEX[c >> 4];
+            out[2] = HEX[c & 15];
+            return 3;
+        }
+        break;
+    case FORM_RAW:
+    case FORM__COUNT:
+        break;
+    }
+    if (ent) {
+        size_t n = strlen(ent);
+        memcpy(out, ent, n);
+        return n;
+    }
+    out[0] = (char)c;
+    return 1;
+}
+
+/* The malloc'd encoding of value in `form`, NULL when out of memory. */
+static char *encode(secret_form form, const char *value, size_t len, size_t *out_len)
+{
+    char *out = malloc(len * 8 + 1), piece[8];
+    if (!out)
+        return NULL;
+    size_t used = 0;
+    for (size_t i = 0; i < len; i++) {
+        size_t n = encode_byte(form, (unsigned char)value[i], piece);
+        memcpy(out + used, piece, n);
+        used += n;
+    }
+    out[used] = '\0';
+    *out_len = used;
+    if (form == FORM_JSON2) { /* the JSON escaping of the JSON escaping */
+        char *twice = encode(FORM_JSON, out, used, out_len);
+        free(out);
+        return twice;
+    }
+    return out;
+}
+
+static void forget(size_t s)
+{
+    for (int f = 0; f < FORM__COUNT; f++) {
+        if (!registry.form[s][f])
+            continue;
+        /* a freed secret should not linger in the heap for a later dump */
+        memset(registry.form[s][f], 0, registry.len[s][f]);
+        free(registry.form[s][f]);
+        registry.form[s][f] = NULL;
+    }
+}
+
+/* Fills the forms of slot s from its raw value; 0 when out of memory. */
+static int add_forms(size_t s)
+{
+    for (int f = FORM_RAW + 1; f < FORM__COUNT; f++) {
+        size_t len = 0;
+        char *text = encode((secret_form)f, registry.form[s][FORM_RAW], registry.len[s][FORM_RAW],
+                            &len);
+        if (!text)
+            return 0;
+        int seen = len < MIN_SECRET_LEN;
+        for (int g = 0; !seen && g < f; g++)
+            seen = registry.form[s][g] && registry.len[s][g] == len &&
+                   memcmp(registry.form[s][g], text, len) == 0;
+        if (seen) {
+            memset(text, 0, len);
+            free(text);
+        } else {
+            registry.form[s][f] = text;
+            registry.len[s][f] = len;
+        }
+    }
+    return 1;
+}
 
 err_code redact_add_secret(const char *value)
 {
@@ -21,27 +153,29 @@ err_code redact_add_secret(const char *value)
     if (len < MIN_SECRET_LEN)
         return ERR_USAGE;
     for (size_t i = 0; i < registry.count; i++)
-        if (registry.len[i] == len && memcmp(registry.value[i], value, len) == 0)
+        if (registry.len[i][FORM_RAW] == len && memcmp(registry.form[i][FORM_RAW], value, len) == 0)
             return ERR_OK;
     if (registry.count == REDACT_MAX_SECRETS)
         return ERR_FULL;
+    size_t s = registry.count;
     char *copy = malloc(len + 1);
     if (!copy)
         return ERR_NOMEM;
     memcpy(copy, value, len + 1);
-    registry.value[registry.count] = copy;
-    registry.len[registry.count] = len;
+    registry.form[s][FORM_RAW] = copy;
+    registry.len[s][FORM_RAW] = len;
+    if (!add_forms(s)) {
+        forget(s);
+        return ERR_NOMEM;
+    }
     registry.count++;
     return ERR_OK;
 }
 
 void redact_clear(void)
 {
-    for (size_t i = 0; i < registry.count; i++) {
-        /* a freed secret should not linger in the heap for a later dump */
-        memset(registry.value[i], 0, registry.len[i]);
-        free(registry.value[i]);
-    }
+    for (size_t i = 0; i < registry.count; i++)
+        forget(i);
     memset(&registry, 0, sizeof registry);
 }
 
@@ -70,20 +204,27 @@ static const char *find(const char *hay, size_t hay_len, const char *needle,
     return NULL;
 }
 
+static void mark_one(const char *text, size_t len, const char *needle, size_t needle_len,
+                     unsigned char *hide)
+{
+    const char *at = text;
+    size_t left = len;
+    const char *hit;
+    while ((hit = find(at, left, needle, needle_len)) != NULL) {
+        size_t start = (size_t)(hit - text);
+        memset(hide + start, 1, needle_len);
+        /* overlapping repeats of one secret ("abab" in "ababab") too */
+        at = hit + 1;
+        left = len - start - 1;
+    }
+}
+
 static void mark_secrets(const char *text, size_t len, unsigned char *hide)
 {
-    for (size_t s = 0; s < registry.count; s++) {
-        const char *at = text;
-        size_t left = len;
-        const char *hit;
-        while ((hit = find(at, left, registry.value[s], registry.len[s])) != NULL) {
-            size_t start = (size_t)(hit - text);
-            memset(hide + start, 1, registry.len[s]);
-            /* overlapping repeats of one secret ("abab" in "ababab") too */
-            at = hit + 1;
-            left = len - start - 1;
-        }
-    }
+    for (size_t s = 0; s < registry.count; s++)
+        for (int f = 0; f < FORM__COUNT; f++)
+            if (registry.form[s][f])
+                mark_one(text, len, registry.form[s][f], registry.len[s][f], hide);
 }
 
 static char ascii_lower(char c)
@@ -123,24 +264,45 @@ static int is_name_char(char c)
  * (kept) or 0 when the pattern does not start here; the caller then hides
  * the value that follows, up to the pattern's own end rule. */
 
-/* `X-API-Key:` as a header line, or as a quoted key in a printed map
- * (`"x-api-key": ...`): the value is the rest of the line. */
-static size_t header_key(const char *text, size_t len)
+/* A quote, plain or backslash-escaped (a JSON text inside a string):
+ * its length at text, 0 when none. */
+static size_t quote_at(const char *text, size_t len, size_t i)
 {
-    size_t i = starts_with_ci(text, len, "x-api-key");
-    if (!i)
-        return 0;
     if (i < len && (text[i] == '"' || text[i] == '\''))
-        i++;
-    while (i < len && is_space(text[i]))
-        i++;
-    return i < len && text[i] == ':' ? i + 1 : 0;
+        return 1;
+    if (i + 1 < len && text[i] == '\\' && (text[i + 1] == '"' || text[i + 1] == '\''))
+        return 2;
+    return 0;
 }
 
-/* `api_key=` in a query string or form body. */
-static size_t query_key(const char *text, size_t len)
+/* `name` (any case), an optional closing quote (a quoted map key), blanks,
+ * then one of `seps`: the length up to and including the separator, 0 when
+ * the text does not start so. */
+static size_t key_name(const char *text, size_t len, const char *name, const char *seps)
 {
-    return starts_with_ci(text, len, "api_key=");
+    size_t i = starts_with_ci(text, len, name);
+    if (!i)
+        return 0;
+    i += quote_at(text, len, i);
+    while (i < len && is_space(text[i]))
+        i++;
+    return i < len && text[i] && strchr(seps, text[i]) ? i + 1 : 0;
+}
+
+/* `X-API-Key:` as a header line, or as a quoted key in a printed map
+ * (`"x-api-key": ...`, also `\"x-api-key\": ...`): the value is the rest of
+ * the line. */
+static size_t header_key(const char *text, size_t len)
+{
+    return key_name(text, len, "x-api-key", ":");
+}
+
+/* `api_key` as a name: `api_key=` in a query or form, `api_key='...'` as
+ * a keyword argument, `"api_key": "..."` in JSON or a Python dict (also
+ * with escaped quotes, a JSON text inside a string), `api_key: ...`. */
+static size_t api_key_name(const char *text, size_t len)
+{
+    return key_name(text, len, "api_key", "=:");
 }
 
 /* `BAND_API_KEY=`, `BAND_API_KEY_USER=` (and any other BAND_API_KEY*
@@ -171,11 +333,33 @@ static size_t header_value_end(const char *text, size_t len, size_t i)
     return i;
 }
 
-static size_t query_value_end(const char *text, size_t len, size_t i)
+/* A bare value ends at `&` (the next query parameter), a quote or
+ * whitespace; after a colon (`api_key: v, ...`) also at `,`, `}` or `)`. */
+static size_t bare_value_end(const char *text, size_t len, size_t i, int after_colon)
 {
     while (i < len && text[i] != '&' && text[i] != '"' && text[i] != '\'' &&
+           !(after_colon && (text[i] == ',' || text[i] == '}' || text[i] == ')')) &&
            !is_space(text[i]) && !is_eol(text[i]))
         i++;
+    return i;
+}
+
+/* A quoted value (its opening quote of qlen bytes at i) runs to the same
+ * quote, escape pairs inside skipped; the line end stops it anyway. Returns
+ * where the closing quote starts. */
+static size_t quoted_value_end(const char *text, size_t len, size_t i, size_t qlen)
+{
+    char quote = text[i + qlen - 1];
+    for (i += qlen; i < len && !is_eol(text[i]); i++) {
+        if (qlen == 2 && text[i] == '\\' && i + 1 < len && text[i + 1] == quote)
+            return i;
+        if (qlen == 1 && text[i] == '\\') {
+            i++; /* an escaped character, the quote included */
+            continue;
+        }
+        if (qlen == 1 && text[i] == quote)
+            return i;
+    }
     return i;
 }
 
@@ -213,8 +397,14 @@ static void mark_patterns(const char *text, size_t len, unsigned char *hide)
         if ((key = header_key(at, left)) != 0) {
             v = skip_spaces(at, left, key);
             hide_range(hide, i + v, i + header_value_end(at, left, v));
-        } else if ((key = query_key(at, left)) != 0) {
-            hide_range(hide, i + key, i + query_value_end(at, left, key));
+        } else if ((key = api_key_name(at, left)) != 0) {
+            int colon = at[key - 1] == ':';
+            v = colon ? skip_spaces(at, left, key) : key;
+            size_t q = quote_at(at, left, v);
+            if (q)
+                hide_range(hide, i + v + q, i + quoted_value_end(at, left, v, q));
+            else
+                hide_range(hide, i + v, i + bare_value_end(at, left, v, colon));
         } else if ((key = assignment_key(at, left)) != 0) {
             v = skip_spaces(at, left, key);
             size_t end = assignment_value_end(at, left, v);
@@ -312,8 +502,9 @@ int redact_has_secret(const char *text, size_t len)
     if (!text)
         return 0;
     for (size_t s = 0; s < registry.count; s++)
-        if (find(text, len, registry.value[s], registry.len[s]))
-            return 1;
+        for (int f = 0; f < FORM__COUNT; f++)
+            if (registry.form[s][f] && find(text, len, registry.form[s][f], registry.len[s][f]))
+                return 1;
     return 0;
 }
 

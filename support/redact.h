@@ -2,13 +2,22 @@
  *
  * Two kinds of things are masked as "[REDACTED]":
  * - registered secret values (BAND_API_KEY_USER, every minted agent key),
- *   wherever they appear, even inside other words;
+ *   wherever they appear, even inside other words, and in every spelling
+ *   the code or a server echoing them may produce: JSON-escaped (once or
+ *   twice), XML entities, Markdown escapes, control bytes made spaces,
+ *   Python repr() escapes and percent-encoding. Text may therefore be
+ *   escaped before it reaches redact without unmasking a secret; still,
+ *   callers redact first and replace or escape after.
  * - patterns that carry a key whatever its value, the key name kept and the
  *   value masked: an `X-API-Key:` header (any case, blanks before the
- *   colon allowed; value to the end of the line), `api_key=` in a query or
- *   form (any case; value to `&`, a quote, whitespace or the end), and
- *   `BAND_API_KEY=` / `BAND_API_KEY_USER=` (any BAND_API_KEY* name)
- *   assignments (value to whitespace, or to its closing quote).
+ *   colon allowed, also as a quoted map key; value to the end of the
+ *   line); `api_key` (any case) followed by `=` or `:`, the value bare (to
+ *   `&`, a quote or whitespace; after `:` also to `,` `}` `)`) or quoted
+ *   (`api_key='v'`, `"api_key": "v"`, `\"api_key\": \"v\"`: to the
+ *   closing quote, escape pairs skipped); and `BAND_API_KEY=` /
+ *   `BAND_API_KEY_USER=` (any BAND_API_KEY* name) assignments (value to
+ *   whitespace, or to its closing quote). A later process that never
+ *   learned a minted key still masks the forms an agent logs it in.
  *
  * The registry is process-wide on purpose, and it is the only global in
  * support/: a secret learned anywhere (config load, a REST response) must

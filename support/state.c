@@ -22,6 +22,7 @@
 
 #include "afile.h"
 #include "redact.h"
+#include "utf8.h"
 
 /* A run state is a few tens of KiB; anything far larger is not ours. */
 #define STATE_MAX_FILE (1024 * 1024)
@@ -119,17 +120,20 @@ static void trim_partial_utf8(char *s)
         s[start - 1] = '\0';
 }
 
-/* strlcpy that never leaves half a UTF-8 character behind. */
+/* strlcpy that never leaves half a UTF-8 character behind, and the door
+ * through which text enters the state: invalid UTF-8 (raw bytes of a Band
+ * error body, an agent.log line) becomes U+FFFD, so state.json stays
+ * readable by any strict JSON reader. */
 static void copy_text(char *dst, size_t cap, const char *src)
 {
+    char cut[STATE_PATH_SZ];
     size_t len = src ? strlen(src) : 0;
-    if (len >= cap) {
-        memcpy(dst, src, cap - 1);
-        dst[cap - 1] = '\0';
-        trim_partial_utf8(dst);
-    } else {
-        memcpy(dst, src ? src : "", len + 1);
-    }
+    if (len >= sizeof cut)
+        len = sizeof cut - 1;
+    memcpy(cut, src ? src : "", len);
+    cut[len] = '\0';
+    trim_partial_utf8(cut);
+    utf8_sanitize(cut, dst, cap);
 }
 
 static int is_run_id(const char *s)
@@ -312,10 +316,13 @@ static cJSON *string_to_json(int redact, const char *s, size_t cap)
     size_t len = nul ? (size_t)(nul - s) : cap - 1;
     memcpy(text, s, len);
     text[len] = '\0';
-    if (!redact)
-        return cJSON_CreateString(text);
-    redact_into(text, clean, cap);
-    trim_partial_utf8(clean);
+    if (redact) {
+        /* masked first: a secret's bytes must match before any is replaced */
+        redact_into(text, clean, cap);
+        memcpy(text, clean, strlen(clean) + 1);
+    }
+    trim_partial_utf8(text);
+    copy_text(clean, cap, text); /* a field filled directly, not through a setter */
     return cJSON_CreateString(clean);
 }
 
@@ -796,19 +803,38 @@ static err_code read_fd(int fd, const char *path, size_t size, char **text, size
     return ERR_OK;
 }
 
+/* Opens path without following a symlink and without blocking on a FIFO
+ * or a device, then keeps it only when it is a regular file: a special
+ * file planted in the state folder can neither hang a command (while it
+ * holds the lock) nor send a write elsewhere. -1 with errno set when it
+ * cannot be opened (ELOOP: a symlink), -2 when it is not a regular file. */
+static int open_regular(const char *path, int flags, mode_t mode)
+{
+    int fd = open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd < 0)
+        return -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return -2;
+    }
+    return fd;
+}
+
 static err_code read_file(const char *path, char **text, size_t *len, char *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT)
+    int fd = open_regular(path, O_RDONLY, 0);
+    if (fd == -1 && errno == ENOENT)
         return err_set(err, ERR_NOTFOUND, "no run state at %s", path);
+    if (fd == -2 || (fd == -1 && errno == ELOOP))
+        return err_set(err, ERR_CORRUPT, "%s: not a regular file (a symlink, FIFO or device "
+                                         "is never read nor replaced; remove it)", path);
     if (fd < 0)
         return err_set(err, ERR_IO, "cannot open %s: %s", path, strerror(errno));
     struct stat sb;
     err_code rc;
     if (fstat(fd, &sb) != 0)
         rc = err_set(err, ERR_IO, "cannot stat %s: %s", path, strerror(errno));
-    else if (!S_ISREG(sb.st_mode))
-        rc = err_set(err, ERR_CORRUPT, "%s: not a regular file", path);
     else if (sb.st_size > STATE_MAX_FILE)
         rc = err_set(err, ERR_CORRUPT,
                      "%s: file is too large (%lld bytes; a run state is under %d)", path,
@@ -863,7 +889,7 @@ static err_code make_dir(const char *path, char *err)
 static err_code make_private_dir(const char *dir, char *err)
 {
     char path[STATE_PATH_SZ];
-    copy_text(path, sizeof path, dir);
+    snprintf(path, sizeof path, "%s", dir); /* a path, not text: bytes kept as they are */
     for (char *p = path + 1; *p; p++) {
         if (*p != '/')
             continue;
@@ -879,6 +905,13 @@ static err_code make_private_dir(const char *dir, char *err)
     struct stat sb;
     if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return err_set(err, ERR_IO, "%s is not a folder", path);
+    /* Another user's folder could be read or swapped under us, and it
+     * would hold the agent's key file: refuse it before anything starts. */
+    if (sb.st_uid != geteuid())
+        return err_set(err, ERR_CONFIG,
+                       "state folder %s is owned by uid %ld, not by you (uid %ld); set "
+                       "SMOKE_STATE_DIR to a folder of your own",
+                       path, (long)sb.st_uid, (long)geteuid());
     if ((sb.st_mode & 07777) != 0700 && chmod(path, 0700) != 0)
         return err_set(err, ERR_IO, "cannot make %s private (0700): %s", path, strerror(errno));
     return ERR_OK;
@@ -1260,7 +1293,10 @@ err_code state_lock(const state_store *store, int timeout_ms, int *fd, char *err
         return err_set(err, ERR_USAGE, "state_lock: no store or no fd");
     char path[STATE_PATH_SZ + 16];
     snprintf(path, sizeof path, "%s/.lock", store->dir);
-    int lfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    int lfd = open_regular(path, O_RDWR | O_CREAT, 0600);
+    if (lfd == -2 || (lfd == -1 && errno == ELOOP))
+        return err_set(err, ERR_IO, "%s is not a regular file (a symlink there is never "
+                                    "followed); remove it", path);
     if (lfd < 0)
         return err_set(err, ERR_IO, "cannot open %s: %s", path, strerror(errno));
     struct flock fl;

@@ -15,6 +15,12 @@
  *   STATE_STALE_MS is never continued: state_rotate archives it as
  *   `state.<run_id>.json` and starts a fresh run carrying over the
  *   room/agent ids it never reaped.
+ * - Files in the folder are opened with O_NOFOLLOW|O_NONBLOCK and used only
+ *   when regular: a symlink, FIFO or device state.json is ERR_CORRUPT
+ *   (never read, never replaced, no blocking while the lock is held), and
+ *   a symlinked `.lock` is refused without creating anything.
+ * - Text enters the state as valid UTF-8 (invalid sequences become
+ *   U+FFFD, after redaction), so state.json reads in any strict reader.
  * - begin_provision reuses the current run only when it has no probes yet
  *   or its phase is daemon-restart; otherwise it rotates.
  * - The verdict comes from the probes alone (latest attempt per label) plus
@@ -165,7 +171,9 @@ typedef struct state_store {
 } state_store;
 
 /* Fills *store for `dir` and creates the folder (0700; parents too).
- * `clk` NULL = clock_system(). ERR_IO if the folder cannot be made. */
+ * `clk` NULL = clock_system(). ERR_IO if the folder cannot be made;
+ * ERR_CONFIG (naming the owner and SMOKE_STATE_DIR) when it belongs to
+ * another user: refused before any command touches Band. */
 err_code state_store_init(state_store *store, const char *dir,
                           const clock_src *clk, char *err);
 
