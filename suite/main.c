@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "launcher.h"
 #include "phases.h"
+#include "platform.h"
 #include "preflight.h"
 #include "redact.h"
 #include "sbx.h"
@@ -128,6 +129,8 @@ static int dispatch(smoke_ctx *ctx, const char *cmd, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* Before anything holds a key: no core file may ever carry one. */
+    plat_harden_process();
     /* Line-buffered so ctest and an AI client see each line as it happens,
      * and a killed process loses at most one line. */
     setvbuf(stdout, NULL, _IOLBF, 0);

@@ -16,7 +16,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -629,8 +631,101 @@ static void test_stop_one_incarnation(void)
     free(dir);
 }
 
+/* ---- core files (issue 9 finding 4) ---- */
+
+#define CORE_CANARY "canary-core-0123456789abcdef"
+
+/* Core files in dir (any name starting "core", as core_pattern "core" and
+ * "core.%p" make them) holding needle; *cores gets how many there are. */
+static int cores_holding(const char *dir, const char *needle, int *cores)
+{
+    int holding = 0;
+    *cores = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, "core", 4) != 0)
+            continue;
+        (*cores)++;
+        char *path = tk_path(dir, e->d_name);
+        size_t len = 0;
+        char *data = tk_read(path, &len);
+        holding += data && contains(data, len, needle);
+        free(data);
+        free(path);
+    }
+    if (d)
+        closedir(d);
+    return holding;
+}
+
+/* "Max core file size" of a running process, from /proc/PID/limits:
+ * -1 unknown, -2 unlimited, else the soft limit. */
+static long core_limit_of(int pid)
+{
+    char path[64], buf[8192];
+    snprintf(path, sizeof path, "/proc/%d/limits", pid);
+    size_t n = slurp(path, buf, sizeof buf);
+    const char *at = n ? strstr(buf, "Max core file size") : NULL;
+    if (!at)
+        return -1;
+    at += strlen("Max core file size");
+    while (*at == ' ')
+        at++;
+    return !strncmp(at, "unlimited", 9) ? -2 : atol(at);
+}
+
+/* A SIGQUIT to band-smoke while it holds the user key (here: its launcher,
+ * with the key in its environment as an operator's shell would pass it),
+ * started with `ulimit -c unlimited` in a folder where core_pattern "core"
+ * would put a core: no core holds the canary, and the program it starts
+ * runs with RLIMIT_CORE 0. */
+static void test_no_core_with_the_canary(void)
+{
+    char *dir = tk_tmpdir("core");
+    char *log = tk_path(dir, "agent.log");
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit unlimited = {RLIM_INFINITY, RLIM_INFINITY};
+        setrlimit(RLIMIT_CORE, &unlimited);
+        if (chdir(dir) != 0)
+            _exit(126);
+        setenv("BAND_API_KEY_USER", CORE_CANARY, 1);
+        execl(band_smoke(), band_smoke(), "_launcher", "--log", log, "--generation", "1", "--",
+              "/bin/sleep", "30", (char *)NULL);
+        _exit(127);
+    }
+    int program = 0;
+    for (int i = 0; i < 500 && !program; i++) {
+        char *text = tk_read(log, NULL);
+        const char *at = text ? strstr(text, "(pid ") : NULL;
+        program = at ? atoi(at + 5) : 0;
+        free(text);
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    long child_limit = program > 1 ? core_limit_of(program) : -1;
+    kill(pid, SIGQUIT);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (program > 1)
+        kill(program, SIGKILL);
+    struct timespec settle = {0, 200 * 1000000L}; /* a core is written as the process dies */
+    nanosleep(&settle, NULL);
+    int cores = 0, holding = cores_holding(dir, CORE_CANARY, &cores);
+    UNIT_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGQUIT, "band-smoke status %d",
+               status);
+    UNIT_CHECK(cores == 0 && holding == 0, "%d core file(s), %d holding the canary user key",
+               cores, holding);
+    UNIT_CHECK(child_limit == 0, "the launched program's core limit is %ld (-2 unlimited)",
+               child_limit);
+    free(log);
+    tk_rmtree(dir);
+    free(dir);
+}
+
 const unit_case unit_cases[] = {
     {"stop_one_incarnation", test_stop_one_incarnation},
+    {"no_core_with_the_canary", test_no_core_with_the_canary},
     {"launch_to_ready", test_launch_to_ready},
     {"launch_agent_dies", test_launch_agent_dies},
     {"launch_times_out", test_launch_times_out},
