@@ -631,6 +631,43 @@ static void test_stop_one_incarnation(void)
     free(dir);
 }
 
+/* Issue 9 finding 10: a run killed between Band registering its agent and
+ * the id reaching the state keeps only the agent's name; cleanup reaps the
+ * agent by that name, and must not then say "no agent to reap". */
+static void test_cleanup_words_after_reap_by_name(void)
+{
+    world w;
+    if (!world_open(&w, NULL)) {
+        world_close(&w);
+        return;
+    }
+    smoke_env e;
+    smoke_env_init(&e, &w);
+    static const char *const steps[] = {"start", "preflight", "sandbox", "launch", NULL};
+    int ok = 1;
+    for (int i = 0; ok && steps[i]; i++)
+        ok = smoke_phase(&e, &w, steps[i], 0);
+    reload(&w);
+    if (!ok || !w.st) {
+        world_close(&w);
+        return;
+    }
+    char err[ERR_BUFSZ];
+    w.st->agent_id[0] = '\0'; /* only the name reached the disk */
+    if (state_save(&w.store, w.st, err) != ERR_OK)
+        abort();
+    tk_result r;
+    smoke(&e, &w, "cleanup", &r);
+    int agents = -1, rooms = -1;
+    tk_band_stats(&w.band, &agents, &rooms);
+    UNIT_CHECK(agents == 0 && rooms == 0, "cleanup left %d agents, %d rooms", agents, rooms);
+    UNIT_CHECK(!strstr(r.output, "no agent to reap") && strstr(r.output, "by its recorded name"),
+               "cleanup reaped the agent by its name and said:\n%s", r.output);
+    tk_result_free(&r);
+    reload(&w);
+    world_close(&w);
+}
+
 /* ---- the key file on an interrupted launch (issue 9 finding 1) ---- */
 
 /* `band-smoke phase NAME` started in the background, output to out_path. */
@@ -845,6 +882,7 @@ const unit_case unit_cases[] = {
     {"launch_agent_dies", test_launch_agent_dies},
     {"launch_times_out", test_launch_times_out},
     {"interrupted_launch_leaves_no_key", test_interrupted_launch_leaves_no_key},
+    {"cleanup_words_after_reap_by_name", test_cleanup_words_after_reap_by_name},
     {"daemon_restart_recovers", test_daemon_restart_recovers},
     {NULL, NULL},
 };
