@@ -158,7 +158,8 @@ typedef struct watch {
     pthread_t thread;
     atomic_int stop;
     const char *key_file;
-    char key[KEY_MAX];  /* learned from the key file or the agent's environment */
+    char key[KEY_MAX];  /* learned from this run's key file only: any other process's
+                           BAND_API_KEY (an operator's agent) is not this run's key */
     int rounds_with_key;
     int agent_env_seen; /* the positive control: the agent does hold it */
     int in_argv;        /* processes whose argv held the key */
@@ -219,8 +220,6 @@ static void scan_process(watch *wt, const char *pid, char *buf, size_t cap)
     char path[300];
     snprintf(path, sizeof path, "/proc/%s/environ", pid);
     size_t n = slurp(path, buf, cap);
-    if (!wt->key[0])
-        learn_key(wt, buf, n);
     if (wt->key[0] && contains(buf, n, wt->key)) {
         if (sandboxed(pid)) {
             wt->agent_env_seen = 1;
@@ -290,12 +289,25 @@ static void test_launch_to_ready(void)
     launch_spec spec = spec_of(&w, READY_TIMEOUT_MS);
     launch_outcome lo;
     char err[ERR_BUFSZ];
+    /* Issue 9 finding 11: an unrelated process with a BAND_API_KEY of its
+     * own (an operator's agent, another test) must not teach the watcher
+     * "the agent key". */
+    pid_t bystander = fork();
+    if (bystander == 0) {
+        setenv("BAND_API_KEY", "bystander-key-not-this-run-0123456789", 1);
+        execl("/bin/sleep", "sleep", "30", (char *)NULL);
+        _exit(127);
+    }
+    struct timespec started = {0, 50 * 1000000L};
+    nanosleep(&started, NULL);
     watch wt;
     watch_start(&wt, w.dir);
     err_code rc = launch_agent(&spec, w.st, &lo, err);
     struct timespec settle = {0, 300 * 1000000L}; /* a few more rounds on the live agent */
     nanosleep(&settle, NULL);
     watch_stop(&wt);
+    kill(bystander, SIGKILL);
+    waitpid(bystander, NULL, 0);
     if (!UNIT_CHECK(rc == ERR_OK, "launch_agent: %s", err)) {
         world_close(&w);
         return;
