@@ -2,7 +2,9 @@
  * every agent key the fake Band minted) must appear in no file under the
  * state folder, in nothing any child printed, in no process's argv, and in
  * no process's environment except the sandboxed agent's (which holds its
- * own agent key, never the user key). While the rehearsal runs, a thread
+ * own agent key, never the user key). SMOKE_CANARY_KEY=<canary> itself, the
+ * knob that chose the canary, is not a leak: the driver, the fake Band and
+ * any rehearsal beside this one inherit it from whoever started them. While the rehearsal runs, a thread
  * samples /proc every few milliseconds (Linux: tests only). */
 #ifndef REHEARSAL_SCAN_H
 #define REHEARSAL_SCAN_H
