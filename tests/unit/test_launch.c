@@ -768,6 +768,15 @@ static void test_interrupted_launch_leaves_no_key(void)
     UNIT_CHECK(lr && lr->status != RESULT_PASSED && strstr(lr->detail, "interrupted"),
                "launch recorded as '%s'", lr ? lr->detail : "(nothing)");
     UNIT_CHECK(w.st && !launch_alive(w.st), "the launcher still runs");
+    static const char *const reports[] = {"evidence.md", "junit.xml", NULL};
+    for (int i = 0; reports[i]; i++) {
+        char *path = tk_path(w.dir, reports[i]);
+        char *report = tk_read(path, NULL);
+        UNIT_CHECK(report && strstr(report, "interrupted by SIGINT"),
+                   "%s does not say the launch was interrupted", reports[i]);
+        free(report);
+        free(path);
+    }
     int agents = -1, rooms = -1;
     tk_band_stats(&w.band, &agents, &rooms);
     UNIT_CHECK(agents == 0 && rooms == 0, "after SIGINT the fake Band holds %d agents, %d rooms",
