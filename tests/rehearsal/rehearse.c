@@ -66,6 +66,8 @@ static void catch_interrupts(void)
 
 void say(rehearsal *r, const char *fmt, ...)
 {
+    if (interrupted) /* one line says so at the end; the rest would be noise */
+        return;
     char msg[2048];
     va_list ap;
     va_start(ap, fmt);
