@@ -451,6 +451,25 @@ static void scenario_ctrl_c(rehearsal *r)
     static const char *const rest[] = {"sandbox", "launch", NULL};
     if (!run_phases(r, rest))
         return abandon(r);
+    /* Again in the probe's wait: a frozen sandbox never answers. */
+    inject_sbx(r, "the sandbox freezes, so the probe waits", "freeze", "4");
+    char *probe[] = {r->w.band_smoke, "phase", "initial", NULL};
+    pid = run_background(&r->w, probe);
+    sleep_ms(1500);
+    say(r, "INJECT Ctrl-C: SIGINT to band-smoke phase initial (pid %d)", pid);
+    t0 = clock_mono_ms();
+    kill(pid, SIGINT);
+    status = run_reap(pid, 20000);
+    took = clock_mono_ms() - t0;
+    check(r, status == 130 && took < 5000, "phase initial: exit %d %lld ms after SIGINT",
+          status, (long long)took);
+    st = load_state(r);
+    res = st ? state_phase(st, "initial") : NULL;
+    check(r, res && res->status != RESULT_PASSED && strstr(res->detail, "interrupted by SIGINT"),
+          "the initial probe is recorded as '%s'", res ? res->detail : "(nothing)");
+    state_free(st);
+    sleep_ms(3000); /* the sandbox wakes up */
+    step_phase(r, "initial", 0);
     step_smoke(r, 0, "record-phase", "failed", NULL);
     finish_run(r, 0, 0);
 }
