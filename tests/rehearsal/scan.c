@@ -72,34 +72,11 @@ int scan_text(scan *s, const char *what, const char *text)
     return search(s, what, text, strlen(text), 0);
 }
 
-int scan_tree(scan *s, const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    int found = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char *path = tk_path(dir, e->d_name);
-        struct stat sb;
-        if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            found += scan_tree(s, path);
-        } else if (S_ISREG(sb.st_mode)) {
-            size_t len = 0;
-            char *data = tk_read(path, &len);
-            if (data)
-                found += search(s, path, data, len, 0);
-            free(data);
-        }
-        free(path);
-    }
-    closedir(d);
-    return found;
-}
+/* Calls on_file for every file (not folder) under dir, recursively,
+ * following no symlink; returns the sum of what it returned. */
+typedef int (*file_fn)(scan *s, const char *path, const char *name, const struct stat *sb);
 
-int scan_cores(scan *s, const char *dir)
+static int walk(scan *s, const char *dir, file_fn on_file)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -110,18 +87,46 @@ int scan_cores(scan *s, const char *dir)
             continue;
         char *path = tk_path(dir, e->d_name);
         struct stat sb;
-        if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            found += scan_cores(s, path);
-        } else if (!strncmp(e->d_name, "core", 4)) {
-            char what[1200];
-            snprintf(what, sizeof what, "a core file: %s", path);
-            hit_text(s, what);
-            found++;
-        }
+        if (lstat(path, &sb) == 0)
+            found += S_ISDIR(sb.st_mode) ? walk(s, path, on_file)
+                                         : on_file(s, path, e->d_name, &sb);
         free(path);
     }
     closedir(d);
     return found;
+}
+
+static int search_file(scan *s, const char *path, const char *name, const struct stat *sb)
+{
+    (void)name;
+    if (!S_ISREG(sb->st_mode))
+        return 0;
+    size_t len = 0;
+    char *data = tk_read(path, &len);
+    int found = data ? search(s, path, data, len, 0) : 0;
+    free(data);
+    return found;
+}
+
+int scan_tree(scan *s, const char *dir)
+{
+    return walk(s, dir, search_file);
+}
+
+static int core_file(scan *s, const char *path, const char *name, const struct stat *sb)
+{
+    (void)sb;
+    if (strncmp(name, "core", 4) != 0)
+        return 0;
+    char what[1200];
+    snprintf(what, sizeof what, "a core file: %s", path);
+    hit_text(s, what);
+    return 1;
+}
+
+int scan_cores(scan *s, const char *dir)
+{
+    return walk(s, dir, core_file);
 }
 
 void scan_watch_core_limit(scan *s, const char *band_smoke_exe)
@@ -144,7 +149,7 @@ static size_t read_proc(const char *pid, const char *what, char *buf, size_t cap
     return len;
 }
 
-static int is_agent(scan *s, const char *pid)
+static int exe_is(const char *pid, const char *want)
 {
     char link[64], exe[PATH_MAX];
     snprintf(link, sizeof link, "/proc/%s/exe", pid);
@@ -152,7 +157,7 @@ static int is_agent(scan *s, const char *pid)
     if (n <= 0)
         return 0;
     exe[n] = '\0';
-    return strcmp(exe, s->agent_exe) == 0;
+    return strcmp(exe, want) == 0;
 }
 
 /* SMOKE_CANARY_KEY is the rehearsal's own knob: whoever started it set it,
@@ -171,17 +176,6 @@ static void blank_canary_knob(scan *s, char *env, size_t len)
             memset(env + i, 0, n);
     }
     pthread_mutex_unlock(&s->lock);
-}
-
-static int exe_is(const char *pid, const char *want)
-{
-    char link[64], exe[PATH_MAX];
-    snprintf(link, sizeof link, "/proc/%s/exe", pid);
-    ssize_t n = readlink(link, exe, sizeof exe - 1);
-    if (n <= 0)
-        return 0;
-    exe[n] = '\0';
-    return strcmp(exe, want) == 0;
 }
 
 /* Field 4 of /proc/PID/stat, counted after the last ')'. */
@@ -243,7 +237,7 @@ static void sweep(scan *s, char *buf, size_t cap)
             buf[len] = '\0';
         blank_canary_knob(s, buf, len);
         snprintf(where, sizeof where, "the environment of pid %.32s", e->d_name);
-        search(s, where, buf, len, is_agent(s, e->d_name));
+        search(s, where, buf, len, exe_is(e->d_name, s->agent_exe));
         if (s->core_exe[0])
             check_core_limit(s, e->d_name, buf, cap);
     }

@@ -24,6 +24,7 @@
 #include "platform.h"
 #include "proc.h"
 #include "tk.h"
+#include "tk_net.h"
 #include "tk_run.h"
 #include "tk_sbx.h"
 
@@ -139,16 +140,7 @@ static void echo_serve(int lfd)
 
 static void echo_start(echo *e)
 {
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 16) != 0 ||
-        getsockname(lfd, (struct sockaddr *)&a, &len) != 0)
-        abort();
-    e->port = ntohs(a.sin_port);
+    int lfd = tk_listen_loopback(&e->port);
     pid_t test = getpid();
     e->pid = fork();
     if (e->pid == 0) {

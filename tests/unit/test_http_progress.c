@@ -5,32 +5,13 @@
 #include "band_http.h"
 #include "unit.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "tk.h"
-
-/* A loopback listener that never accepts: the kernel completes the
- * connection from its backlog, and then nothing is ever said. */
-static int stalled_server(int *port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 8) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0)
-        abort();
-    *port = ntohs(a.sin_port);
-    return fd;
-}
+#include "tk_net.h"
 
 static void test_stalled_server_shows_progress(void)
 {
@@ -38,7 +19,9 @@ static void test_stalled_server_shows_progress(void)
                                           "HTTPS_PROXY", "all_proxy", "ALL_PROXY", NULL};
     for (int i = 0; proxies[i]; i++)
         unsetenv(proxies[i]);
-    int port = 0, srv = stalled_server(&port);
+    /* A listener that never accepts: the kernel completes the connection
+     * from its backlog, and then nothing is ever said. */
+    int port = 0, srv = tk_listen_loopback(&port);
     char base[64];
     snprintf(base, sizeof base, "http://127.0.0.1:%d", port);
     band_http_setup setup = {"stall-key-0123456789", NULL, NULL, 1000};

@@ -403,6 +403,29 @@ static int smoke_phase(smoke_env *e, world *w, const char *phase, int show)
     return ok;
 }
 
+/* The world of `agent` (NULL = the stand-in) taken through `steps` by
+ * band-smoke as the operator runs it; 0 (the world closed) when a step
+ * failed. */
+static void reload(world *w);
+
+static int smoke_through(world *w, smoke_env *e, const char *agent,
+                         const char *const *steps)
+{
+    if (!world_open(w, agent)) {
+        world_close(w);
+        return 0;
+    }
+    smoke_env_init(e, w);
+    int ok = 1;
+    for (int i = 0; ok && steps[i]; i++)
+        ok = smoke_phase(e, w, steps[i], 0);
+    if (!ok) {
+        reload(w);
+        world_close(w);
+    }
+    return ok;
+}
+
 /* What the Wi-Fi and sleep steps would have left: a passed
  * after-sleep-wake probe, which opens the daemon-restart gate. */
 static void pretend_sleep_probe_passed(world *w)
@@ -649,18 +672,12 @@ static void test_stop_one_incarnation(void)
 static void test_cleanup_words_after_reap_by_name(void)
 {
     world w;
-    if (!world_open(&w, NULL)) {
-        world_close(&w);
-        return;
-    }
     smoke_env e;
-    smoke_env_init(&e, &w);
     static const char *const steps[] = {"start", "preflight", "sandbox", "launch", NULL};
-    int ok = 1;
-    for (int i = 0; ok && steps[i]; i++)
-        ok = smoke_phase(&e, &w, steps[i], 0);
+    if (!smoke_through(&w, &e, NULL, steps))
+        return;
     reload(&w);
-    if (!ok || !w.st) {
+    if (!w.st) {
         world_close(&w);
         return;
     }
@@ -741,15 +758,9 @@ static void test_interrupted_launch_leaves_no_key(void)
     char *out = tk_path(bin, "launch.out");
     world w;
     smoke_env e;
-    int ok = world_open(&w, silent);
-    if (ok) {
-        smoke_env_init(&e, &w);
-        static const char *const steps[] = {"start", "preflight", "sandbox", NULL};
-        for (int i = 0; ok && steps[i]; i++)
-            ok = smoke_phase(&e, &w, steps[i], 0);
-    }
-    if (!ok)
-        goto done;
+    static const char *const steps[] = {"start", "preflight", "sandbox", NULL};
+    if (!smoke_through(&w, &e, silent, steps))
+        goto gone;
     pid_t pid = smoke_async(&e, "launch", out);
     UNIT_CHECK(wait_file(w.dir, PROVISION_KEY_FILE, 1, 20000), "the key file never appeared");
     struct timespec in_wait = {0, 400 * 1000000L}; /* well inside the readiness wait */
@@ -796,8 +807,8 @@ static void test_interrupted_launch_leaves_no_key(void)
                "cleanup did not say it removed the key file:\n%s", r.output);
     tk_result_free(&r);
     reload(&w);
-done:
     world_close(&w);
+gone:
     tk_rmtree(bin);
     free(bin);
     free(silent);
