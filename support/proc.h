@@ -147,8 +147,9 @@ err_code proc_launch_detached(const char *const argv[], const char *cwd,
 /* Ends the process group `pgid` (a detached launch's pid): SIGTERM (and
  * SIGCONT, so a stopped group can act on it) to the group; then, once the
  * group's leader has ended or grace_ms (0 = PROC_GRACE_MS) has passed,
- * SIGKILL to whatever is left of the group; then waits up to a second for
- * the leader to be gone. The grace is measured on the leader because only
+ * SIGKILL to whatever is left of the group, and to the leader by pid when
+ * it still runs (it may have moved to another group); then waits up to a
+ * second for the leader to be gone. The grace is measured on the leader because only
  * the leader can be watched portably. A zombie leader counts as gone; if it
  * is the caller's own child it is reaped here and its status is lost.
  *
