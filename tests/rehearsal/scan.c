@@ -149,15 +149,22 @@ static size_t read_proc(const char *pid, const char *what, char *buf, size_t cap
     return len;
 }
 
-static int exe_is(const char *pid, const char *want)
+int scan_proc_runs(const char *pid, const char *want)
 {
-    char link[64], exe[PATH_MAX];
-    snprintf(link, sizeof link, "/proc/%s/exe", pid);
-    ssize_t n = readlink(link, exe, sizeof exe - 1);
-    if (n <= 0)
-        return 0;
-    exe[n] = '\0';
-    return strcmp(exe, want) == 0;
+    char path[64], exe[PATH_MAX];
+    snprintf(path, sizeof path, "/proc/%.32s/exe", pid);
+    ssize_t n = readlink(path, exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        return strcmp(exe, want) == 0;
+    }
+    /* band-smoke makes itself non-dumpable, which hides its exe link from
+     * other users' eyes (not root's): its argv[0], which stays readable,
+     * names the program too. */
+    char argv0[PATH_MAX];
+    size_t len = read_proc(pid, "cmdline", argv0, sizeof argv0 - 1);
+    argv0[len] = '\0';
+    return len > 0 && realpath(argv0, exe) && strcmp(exe, want) == 0;
 }
 
 /* SMOKE_CANARY_KEY is the rehearsal's own knob: whoever started it set it,
@@ -199,7 +206,7 @@ static void check_core_limit(scan *s, const char *pid, char *buf, size_t cap)
 {
     char parent[32];
     parent_of(pid, parent, sizeof parent);
-    if (!parent[0] || !exe_is(parent, s->core_exe))
+    if (!parent[0] || !scan_proc_runs(parent, s->core_exe))
         return;
     size_t len = read_proc(pid, "limits", buf, cap - 1);
     buf[len] = '\0';
@@ -237,7 +244,7 @@ static void sweep(scan *s, char *buf, size_t cap)
             buf[len] = '\0';
         blank_canary_knob(s, buf, len);
         snprintf(where, sizeof where, "the environment of pid %.32s", e->d_name);
-        search(s, where, buf, len, exe_is(e->d_name, s->agent_exe));
+        search(s, where, buf, len, scan_proc_runs(e->d_name, s->agent_exe));
         if (s->core_exe[0])
             check_core_limit(s, e->d_name, buf, cap);
     }

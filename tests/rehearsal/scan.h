@@ -43,6 +43,9 @@ void scan_watch_core_limit(scan *s, const char *band_smoke_exe);
  * hit whatever it holds. Returns how many. */
 int scan_cores(scan *s, const char *dir);
 
+/* True when /proc/<pid> runs the program at `want` (a real path). */
+int scan_proc_runs(const char *pid, const char *want);
+
 /* Hits in one text / in every file under dir (recursively). Each hit is
  * counted in s->hits and described in s->first_hit. */
 int scan_text(scan *s, const char *what, const char *text);

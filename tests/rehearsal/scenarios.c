@@ -378,14 +378,9 @@ static int count_procs(const char *exe, const char *arg1)
     for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
             continue;
-        char path[300], got[PATH_MAX], argv[512];
-        snprintf(path, sizeof path, "/proc/%.32s/exe", e->d_name);
-        ssize_t len = readlink(path, got, sizeof got - 1);
-        if (len <= 0)
+        if (!scan_proc_runs(e->d_name, want))
             continue;
-        got[len] = '\0';
-        if (strcmp(got, want) != 0)
-            continue;
+        char path[300], argv[512];
         snprintf(path, sizeof path, "/proc/%.32s/cmdline", e->d_name);
         FILE *fp = fopen(path, "rb");
         size_t got_n = fp ? fread(argv, 1, sizeof argv - 1, fp) : 0;
