@@ -109,6 +109,9 @@ void act_cleanup(phase_env *env)
     state_t *st = ctx->st;
     char err[ERR_BUFSZ];
     int had_room = st->room_id[0] != '\0', had_agent = st->agent_id[0] != '\0';
+    /* A name without an id: a run killed while Band registered its agent;
+     * provision_reap finds that agent by the name. */
+    int by_name = !had_agent && st->agent_name[0] != '\0';
     err_code reaped = provision_reap(&ctx->cfg, st, ctx_save_cb, ctx, err);
     phase_check(env, reaped == ERR_OK, "reaping the Band resources failed: %s (the ids stay "
                 "in the run state; run cleanup again)", err);
@@ -121,6 +124,8 @@ void act_cleanup(phase_env *env)
         st->phase = RUN_COMPLETED;
     phase_note(env, "%s, %s; agent process %s; run %s",
                had_room ? "room reaped" : "no room to reap",
-               had_agent ? "agent reaped" : "no agent to reap",
+               had_agent ? "agent reaped"
+               : by_name ? "agent sought and reaped by its recorded name"
+                         : "no agent to reap",
                was_alive ? "stopped" : "already ended", state_run_phase_name(st->phase));
 }

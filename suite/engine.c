@@ -3,9 +3,11 @@
 #include <string.h>
 
 #include "gates.h"
+#include "launch.h"
 #include "redact.h"
 #include "report.h"
 #include "runner.h"
+#include "sig.h"
 
 err_code engine_render(smoke_ctx *ctx, char *err)
 {
@@ -125,6 +127,34 @@ static int record(smoke_ctx *ctx, const phase_def *def, const phase_env *env,
     return res->passed ? ENGINE_EXIT_PASSED : ENGINE_EXIT_FAILED;
 }
 
+/* A stop signal (sig.h) ended the phase before it passed: recorded as
+ * interrupted (a failed result whose detail says so, the state kept
+ * readable), and band-smoke exits 128 + the signal. */
+static int record_interrupted(smoke_ctx *ctx, const phase_def *def, const runner_result *res,
+                              int64_t started_at)
+{
+    char detail[sizeof res->message + 64];
+    snprintf(detail, sizeof detail, "interrupted by %s%s%s", sig_name(sig_pending()),
+             res->message[0] ? ": " : "", res->message);
+    if (ctx->st) {
+        state_set_phase(ctx->st, def->name, RESULT_FAILED, started_at, res->duration_ms, detail);
+        persist(ctx);
+    }
+    ctx_say(ctx, "INTERRUPTED %s: %s; the run state is kept", def->ctest_name, detail);
+    if (ctx->st)
+        tell_next(ctx);
+    return sig_exit_code();
+}
+
+/* A launch killed by SIGKILL leaves its key file: the next step, under the
+ * run's lock, removes it and says so. */
+static void sweep_key_file(smoke_ctx *ctx)
+{
+    char said[1400];
+    if (launch_sweep_key_file(ctx->store.dir, said, sizeof said) != 0)
+        ctx_say(ctx, "%s", said);
+}
+
 int engine_run_phase(smoke_ctx *ctx, const phase_def *def, int again)
 {
     char err[ERR_BUFSZ];
@@ -138,6 +168,7 @@ int engine_run_phase(smoke_ctx *ctx, const phase_def *def, int again)
                      "start phase to begin a new run.");
         return ENGINE_EXIT_FAILED;
     }
+    sweep_key_file(ctx);
     if (!again && already_passed(ctx, def))
         return ENGINE_EXIT_PASSED;
 
@@ -158,6 +189,8 @@ int engine_run_phase(smoke_ctx *ctx, const phase_def *def, int again)
         ctx_say(ctx, "ERROR: %s: %s", err_str(rc), err);
         return ENGINE_EXIT_FAILED;
     }
+    if (!res.passed && sig_pending())
+        return record_interrupted(ctx, def, &res, started_at);
     return record(ctx, def, &env, &res, started_at);
 }
 

@@ -2,7 +2,8 @@
  *
  * `band-smoke phase NAME` runs one staging phase (what ctest runs); the
  * other commands read or amend the run. Exit codes: 0 passed (or already
- * passed), 1 failed, 2 usage, 77 skipped by a gate.
+ * passed), 1 failed, 2 usage, 77 skipped by a gate, 128 + N stopped by
+ * signal N (SIGINT 130, SIGTERM 143, SIGHUP 129).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -15,9 +16,11 @@
 #include "engine.h"
 #include "launcher.h"
 #include "phases.h"
+#include "platform.h"
 #include "preflight.h"
 #include "redact.h"
 #include "sbx.h"
+#include "sig.h"
 
 static const char usage_text[] =
     "usage: band-smoke COMMAND [ARGS]\n"
@@ -34,7 +37,7 @@ static const char usage_text[] =
     "  report                          render evidence.md and junit.xml now\n"
     "  preflight                       the preflight checks alone\n"
     "  rehearse [ARGS]                 the whole smoke offline, against built-in fakes\n"
-    "exit codes: 0 passed, 1 failed, 2 usage, 77 skipped (gated)\n";
+    "exit codes: 0 passed, 1 failed, 2 usage, 77 skipped (gated), 128+N stopped by signal N\n";
 
 static int usage(void)
 {
@@ -128,6 +131,8 @@ static int dispatch(smoke_ctx *ctx, const char *cmd, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* Before anything holds a key: no core file may ever carry one. */
+    plat_harden_process();
     /* Line-buffered so ctest and an AI client see each line as it happens,
      * and a killed process loses at most one line. */
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -136,6 +141,9 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if (argc >= 2 && !strcmp(argv[1], "_launcher"))
         return launcher_main(argc - 2, argv + 2);
+    /* SIGINT, SIGTERM, SIGHUP end the running child's group and the phase
+     * is recorded as interrupted (sig.h); exit 128 + the signal. */
+    sig_install();
     if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
         !strcmp(argv[1], "-h"))
         return argc < 2 ? usage() : (fputs(usage_text, stdout), 0);
@@ -149,5 +157,5 @@ int main(int argc, char **argv)
     }
     int code = dispatch(&ctx, argv[1], argc - 2, argv + 2);
     ctx_close(&ctx);
-    return code;
+    return sig_pending() ? sig_exit_code() : code;
 }

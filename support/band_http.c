@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "config.h"
 #include "netenv.h"
+#include "progress.h"
 #include "redact.h"
 
 #ifndef SMOKE_VERSION
@@ -498,8 +499,65 @@ static long retry_wait(const band_http_request *rq, err_code rc, const outcome *
     return -1;
 }
 
+/* ---- progress: an exchange over 2 s shows itself (progress.h) ---------- */
+
+static err_code band_http_send_quiet(band_http *h, const band_http_request *rq,
+                                     band_http_response *resp, progress *pg, char *err);
+
+/* curl's transfer-progress hook, called about once a second while a
+ * transfer waits and more often while it moves: the same tick proc_run's
+ * waits give. Never aborts the transfer: an exchange is bounded by its own
+ * timeout, and one that follows a stop signal (the reap after an
+ * interrupted launch) must still get to delete what was made. */
+static int on_xferinfo(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    (void)dltotal;
+    (void)dlnow;
+    (void)ultotal;
+    (void)ulnow;
+    progress_tick(ud);
+    return 0;
+}
+
+static int watch_transfer(band_http *h, progress *pg)
+{
+    return curl_easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, on_xferinfo) == CURLE_OK &&
+           curl_easy_setopt(h->curl, CURLOPT_XFERINFODATA, pg) == CURLE_OK &&
+           curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, pg ? 0L : 1L) == CURLE_OK;
+}
+
+/* A retry wait, in slices so the progress keeps showing. */
+static void nap_showing(progress *pg, long ms)
+{
+    int64_t until = clock_mono_ms() + ms;
+    for (int64_t left = ms; left > 0; left = until - clock_mono_ms()) {
+        clock_sleep_ms(left < 250 ? left : 250);
+        progress_tick(pg);
+    }
+}
+
 err_code band_http_send(band_http *h, const band_http_request *rq,
                         band_http_response *resp, char *err)
+{
+    if (!resp)
+        return err_set(err, ERR_USAGE, "band_http_send: missing output");
+    if (!h || !rq || !rq->method || !rq->path)
+        return band_http_send_quiet(h, rq, resp, NULL, err);
+    progress pg;
+    char what[160];
+    snprintf(what, sizeof what, "Band's answer to %s %.100s", rq->method, rq->path);
+    progress_begin(&pg, NULL, what, rq->timeout_ms);
+    err_code rc = watch_transfer(h, &pg) ? band_http_send_quiet(h, rq, resp, &pg, err)
+                                         : err_set(err, ERR_CONFIG, "libcurl refused the "
+                                                                    "progress hook");
+    watch_transfer(h, NULL);
+    progress_end(&pg, rc == ERR_OK ? "answered" : err_str(rc));
+    return rc;
+}
+
+static err_code band_http_send_quiet(band_http *h, const band_http_request *rq,
+                                     band_http_response *resp, progress *pg, char *err)
 {
     if (!resp)
         return err_set(err, ERR_USAGE, "band_http_send: missing output");
@@ -529,7 +587,10 @@ err_code band_http_send(band_http *h, const band_http_request *rq,
             resp->skipped_wait_ms = left > 0 ? wait : 0;
             break;
         }
-        clock_sleep_ms(wait);
+        if (pg)
+            nap_showing(pg, wait);
+        else
+            clock_sleep_ms(wait);
         resp->waited_ms += wait;
     }
     resp->status = o.status;

@@ -18,7 +18,10 @@
  * - only http and https, no redirects (a redirect would be answered as
  *   the 3xx it is), no signals (safe in threaded programs), curl's error
  *   buffer for messages;
- * - a cap of BAND_HTTP_MAX_BODY bytes on the response body.
+ * - a cap of BAND_HTTP_MAX_BODY bytes on the response body;
+ * - an exchange (retries and waits included) that lasts over 2 s shows its
+ *   progress on stdout like every other wait (progress.h), from curl's
+ *   transfer-progress hook: a stalled server is never silence.
  *
  * The trace: with a trace FILE, curl's verbose output is written there
  * line by line, "* " for curl's notes, "> " and "< " for header lines.

@@ -11,9 +11,11 @@
 
 #include "platform.h"
 
+#include <sys/resource.h>
 #include <time.h>
 
 #if defined(__linux__)
+#include <sys/prctl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -154,4 +156,14 @@ int plat_proc_alive(pid_t pid, uint64_t token)
         return 0;
     /* 'X' (dead) can flash by on Linux between exit and reaping. */
     return f.state != 'Z' && f.state != 'X' && f.start_token == token;
+}
+
+int plat_harden_process(void)
+{
+    struct rlimit none = {0, 0};
+    int rc = setrlimit(RLIMIT_CORE, &none);
+#if defined(__linux__)
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+#endif
+    return rc;
 }

@@ -28,4 +28,12 @@ uint64_t plat_proc_start_token(pid_t pid);
  * learned) matches nothing. */
 int plat_proc_alive(pid_t pid, uint64_t token);
 
+/* Keeps this process's memory (which holds the user key and minted agent
+ * keys) out of core files: RLIMIT_CORE 0, soft and hard, which every child
+ * inherits across fork and exec; on Linux also PR_SET_DUMPABLE 0 (no core,
+ * no ptrace or /proc/PID/mem by others of the same user; exec resets it
+ * for children, the rlimit stays). Call first thing in main. Returns 0, or
+ * -1 when the rlimit could not be set (errno says why). */
+int plat_harden_process(void);
+
 #endif

@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "platform.h"
 #include "redact.h"
+#include "sig.h"
 
 extern char **environ;
 
@@ -31,6 +32,7 @@ static const char *const always_scrubbed[] = {"BAND_API_KEY_USER", "BAND_API_KEY
 #define TICK_MS 20           /* how often a waiting loop looks at the child */
 #define REPORT_WAIT_MS 5000  /* bound on a detached launch's handshake */
 #define KILL_WAIT_MS 1000    /* how long a SIGKILLed group may take to go */
+#define INTERRUPT_GRACE_MS 500 /* SIGTERM -> SIGKILL when a stop signal ends a run */
 #define READ_CHUNK 16384
 
 /* What a child tells its parent through the report pipe when setup or exec
@@ -349,6 +351,8 @@ err_code proc_kill_group(pid_t pgid, int grace_ms, char *err)
     wait_leader_gone(pgid, token, grace_ms);
     /* Whatever is left (the leader ignoring SIGTERM, or its stragglers). */
     kill(-pgid, SIGKILL);
+    if (token && plat_proc_alive(pgid, token))
+        kill(pgid, SIGKILL); /* a leader that moved out of its own group */
     if (wait_leader_gone(pgid, token, KILL_WAIT_MS))
         return ERR_OK;
     return err_set(err, ERR_TIMEOUT, "process group %ld still present after SIGKILL",
@@ -401,14 +405,20 @@ static void record_status(proc_result *res, int status)
     }
 }
 
-/* The run's timeout: SIGTERM to the group, the grace for the leader to
- * end, then SIGKILL to whatever is left of the group, and the status. */
+/* Ends a run's child: SIGTERM to its group and to the child itself (a
+ * child may have moved to another group of our session, out of reach of
+ * kill(-pid)), the grace for it to end, then SIGKILL to the group and to
+ * the child by pid, and the status. Every wait here is bounded: a child
+ * that survives SIGKILL (uninterruptible sleep) is left as it is rather
+ * than hanging band-smoke; res then says neither exited nor signalled. */
 static void kill_run(pid_t pid, int grace_ms, proc_result *res)
 {
     int status = 0;
     int reaped = 0;
     kill(-pid, SIGTERM);
+    kill(pid, SIGTERM);
     kill(-pid, SIGCONT);
+    kill(pid, SIGCONT);
     int64_t deadline = clock_mono_ms() + grace_ms;
     while (!reaped && clock_mono_ms() < deadline) {
         reaped = waitpid(pid, &status, WNOHANG) == pid;
@@ -417,9 +427,15 @@ static void kill_run(pid_t pid, int grace_ms, proc_result *res)
     }
     kill(-pid, SIGKILL);
     if (!reaped)
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-    record_status(res, status);
+        kill(pid, SIGKILL);
+    deadline = clock_mono_ms() + KILL_WAIT_MS;
+    while (!reaped && clock_mono_ms() < deadline) {
+        reaped = waitpid(pid, &status, WNOHANG) == pid;
+        if (!reaped)
+            clock_sleep_ms(TICK_MS);
+    }
+    if (reaped)
+        record_status(res, status);
 }
 
 typedef struct run_io {
@@ -472,6 +488,11 @@ static err_code collect(pid_t pid, const char *prog, run_io *io, const proc_opts
         int64_t now = clock_mono_ms();
         if (reaped && ((io->fd[0] < 0 && io->fd[1] < 0) || now >= drain_until))
             return ERR_OK;
+        if (!reaped && sig_pending()) {
+            kill_run(pid, INTERRUPT_GRACE_MS, res);
+            return err_set(err, ERR_INTERRUPTED, "%s was stopped by %s; its process group was "
+                                                 "killed", prog, sig_name(sig_pending()));
+        }
         if (!reaped && now >= deadline) {
             res->timed_out = 1;
             kill_run(pid, opts->grace_ms > 0 ? opts->grace_ms : PROC_GRACE_MS, res);
@@ -566,8 +587,10 @@ static err_code spawn(const launch *l, const char *const argv[], const char *cwd
     int got = read_report(p->rep[0], &r, REPORT_WAIT_MS);
     if (got == 0)
         return ERR_OK;
-    if (got < 0)
+    if (got < 0) {
         kill(-*pid, SIGKILL);
+        kill(*pid, SIGKILL);
+    }
     while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR) {
     }
     return got > 0 ? report_error(&r, argv[0], cwd, err)
@@ -586,6 +609,11 @@ err_code proc_run(const char *const argv[], const proc_opts *opts, proc_result *
         rc = launch_prepare(argv, &opts->env, &l, err);
     if (rc != ERR_OK)
         return rc;
+    if (sig_pending()) {
+        free(l.envp);
+        return err_set(err, ERR_INTERRUPTED, "%s not started: %s asked band-smoke to stop",
+                       argv[0], sig_name(sig_pending()));
+    }
     run_pipes p = {{-1, -1}, {-1, -1}, {-1, -1}};
     int64_t start = clock_mono_ms();
     pid_t pid = -1;

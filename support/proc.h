@@ -5,7 +5,12 @@
  * - proc_run: run to completion under a deadline and capture what it
  *   prints. The child leads its own process group, so a timeout ends the
  *   whole group (the program and anything it spawned), SIGTERM first,
- *   SIGKILL after a grace period.
+ *   SIGKILL after a grace period, each to the group and to the child by pid
+ *   (a child that moved itself out of its group is still ended), and every
+ *   wait after the deadline is bounded. A stop signal (sig.h) ends the run
+ *   the same way at once, with ERR_INTERRUPTED. A descendant that made a
+ *   session of its own (setsid) is out of reach by design; it cannot hold
+ *   the run past PROC_DRAIN_MS.
  * - proc_launch_detached: start a program that outlives this process (the
  *   agent launch). Double fork + setsid, so it is nobody's child here and
  *   nobody's terminal job; its output is appended to a log file.
@@ -93,7 +98,9 @@ typedef struct proc_result {
  *
  * Returns ERR_OK when the program ran and ended by itself, whatever its
  * exit status or signal (read them in *res); ERR_TIMEOUT when it was killed
- * at the deadline (*res holds what it printed so far); ERR_NOTFOUND when
+ * at the deadline (*res holds what it printed so far); ERR_INTERRUPTED when
+ * a stop signal (sig_pending) arrived before or during the run: the group
+ * was killed (or nothing started); ERR_NOTFOUND when
  * the program does not exist or is not executable; ERR_USAGE for bad
  * arguments or a secret in argv or env.add; ERR_IO when cwd cannot be
  * entered; ERR_PROCESS when it cannot be started; ERR_NOMEM.
@@ -140,8 +147,9 @@ err_code proc_launch_detached(const char *const argv[], const char *cwd,
 /* Ends the process group `pgid` (a detached launch's pid): SIGTERM (and
  * SIGCONT, so a stopped group can act on it) to the group; then, once the
  * group's leader has ended or grace_ms (0 = PROC_GRACE_MS) has passed,
- * SIGKILL to whatever is left of the group; then waits up to a second for
- * the leader to be gone. The grace is measured on the leader because only
+ * SIGKILL to whatever is left of the group, and to the leader by pid when
+ * it still runs (it may have moved to another group); then waits up to a
+ * second for the leader to be gone. The grace is measured on the leader because only
  * the leader can be watched portably. A zombie leader counts as gone; if it
  * is the caller's own child it is reaped here and its status is lost.
  *

@@ -9,6 +9,7 @@
  * room, and no secret anywhere. The other scenarios are the negative
  * rehearsals: each ends with the right verdict and a clear reason.
  */
+#define _GNU_SOURCE /* realpath */
 #include "rehearse.h"
 
 #include <signal.h>
@@ -16,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +27,7 @@
 #include "clock.h"
 #include "redact.h"
 #include "run.h"
+#include "sig.h"
 #include "tk.h"
 #include "tk_run.h"
 
@@ -36,14 +40,34 @@ void sleep_ms(int ms)
         ;
 }
 
+/* Ctrl-C (or SIGTERM, SIGHUP): remember it, and pass it on to the step
+ * running now, whose own process group a terminal does not reach; every
+ * step and wait then returns at once, and main stops the world. */
 static void on_interrupt(int sig)
 {
-    (void)sig;
-    interrupted = 1;
+    if (!interrupted)
+        interrupted = sig;
+    run_forward_signal(sig);
+}
+
+static void catch_interrupts(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue; /* nohup: the operator asked for it to be ignored */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_interrupt;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 void say(rehearsal *r, const char *fmt, ...)
 {
+    if (interrupted) /* one line says so at the end; the rest would be noise */
+        return;
     char msg[2048];
     va_list ap;
     va_start(ap, fmt);
@@ -55,6 +79,8 @@ void say(rehearsal *r, const char *fmt, ...)
 
 int check(rehearsal *r, int ok, const char *fmt, ...)
 {
+    if (interrupted) /* what an interrupted step left proves nothing: no noise */
+        return ok;
     r->checks++;
     if (ok)
         return 1;
@@ -211,14 +237,42 @@ static void learn_minted_keys(rehearsal *r)
     free(path);
 }
 
+/* Core files land in the crashing process's folder (core_pattern "core")
+ * or wherever core_pattern says; the rehearsal runs its children in a
+ * folder of its own and lets them dump (the hard limit), so a core from
+ * any of them is found here. band-smoke must leave none: it sets its own
+ * limit to 0, which the /proc sweep checks whatever core_pattern is. */
+static char core_dir[W_PATH + 8];
+
+static void expect_no_cores(rehearsal *r)
+{
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_CORE, &lim) == 0) {
+        lim.rlim_cur = lim.rlim_max;
+        setrlimit(RLIMIT_CORE, &lim);
+    }
+    snprintf(core_dir, sizeof core_dir, "%s/cwd", r->w.root);
+    if (mkdir(core_dir, 0700) != 0 || chdir(core_dir) != 0)
+        check(r, 0, "cannot run the children in %s", core_dir);
+    char exe[PATH_MAX];
+    if (realpath(r->w.band_smoke, exe))
+        scan_watch_core_limit(&r->canary, exe);
+}
+
 static void prove_no_secret_leaked(rehearsal *r)
 {
     learn_minted_keys(r);
     scan_stop(&r->canary);
     scan_tree(&r->canary, r->w.state_dir);
+    scan_tree(&r->canary, r->w.workspace);
+    scan_tree(&r->canary, core_dir);
+    int cores = scan_cores(&r->canary, core_dir) + scan_cores(&r->canary, r->w.state_dir) +
+                scan_cores(&r->canary, r->w.workspace);
     scan_text(&r->canary, "the output of band-smoke and sbx", run_all_output());
-    say(r, "canary scan: %d keys, %ld /proc sweeps, %d hits%s%s", r->canary.nkeys,
-        r->canary.samples, r->canary.hits, r->canary.hits ? ": " : "", r->canary.first_hit);
+    say(r, "canary scan: %d keys, %ld /proc sweeps, %ld core limits read (band-smoke's "
+           "children), %d core files; state folder, workspace and working folder read; %d "
+           "hits%s%s", r->canary.nkeys, r->canary.samples, r->canary.core_checked, cores,
+        r->canary.hits, r->canary.hits ? ": " : "", r->canary.first_hit);
     check(r, r->canary.hits == 0, "a secret leaked: %s", r->canary.first_hit);
 }
 
@@ -257,10 +311,7 @@ int main(int argc, char **argv)
     if (!sc)
         return usage();
 
-    struct sigaction sa = {0};
-    sa.sa_handler = on_interrupt;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    catch_interrupts();
 
     static rehearsal r;
     r.started_ms = clock_mono_ms();
@@ -281,13 +332,19 @@ int main(int argc, char **argv)
     say(&r, "fake Band at %s, fake sbx %s, sandbox %s, state %s", r.w.band.rest_url,
         r.w.sbx_bin, r.w.sandbox, r.w.state_dir);
     scan_init(&r.canary, r.w.canary, r.w.fake_agent);
+    expect_no_cores(&r);
     scan_start(&r.canary);
 
     sc->run(&r);
 
+    if (interrupted) {
+        scan_stop(&r.canary);
+        world_close(&r.w);
+        printf("rehearsal %s: interrupted by %s; every process it started was stopped\n",
+               sc->name, sig_name(interrupted));
+        return 128 + interrupted;
+    }
     prove_no_secret_leaked(&r);
-    if (interrupted)
-        check(&r, 0, "interrupted: stopping every process the rehearsal started");
     world_close(&r.w);
 
     struct rusage self, kids;

@@ -38,6 +38,18 @@ const char *run_all_output(void)
     return transcript.text ? transcript.text : "";
 }
 
+/* The child run_child waits for now. It leads a process group of its own,
+ * which a terminal's Ctrl-C does not reach, so the driver passes a stop
+ * signal on to it (run_forward_signal, from a signal handler). */
+static volatile sig_atomic_t foreground;
+
+void run_forward_signal(int sig)
+{
+    pid_t group = (pid_t)foreground;
+    if (group > 1)
+        kill(-group, sig);
+}
+
 static pid_t spawn(world *w, char *const argv[], int out_fd)
 {
     pid_t pid = fork();
@@ -75,6 +87,7 @@ int run_child(world *w, char *const argv[], int timeout_ms, const char *prefix, 
         abort();
     fflush(stdout);
     pid_t pid = spawn(w, argv, fds[1]);
+    foreground = (sig_atomic_t)pid;
     close(fds[1]);
     size_t cap = 4096, len = 0, plen = 0;
     char *text = malloc(cap), pending[8192];
@@ -114,7 +127,9 @@ int run_child(world *w, char *const argv[], int timeout_ms, const char *prefix, 
     int status = 0;
     if (timed_out)
         kill(-pid, SIGKILL);
-    waitpid(pid, &status, 0);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    foreground = 0;
     out->text = text;
     out->status = timed_out ? -1
                   : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -27,6 +27,11 @@ int run_quiet(world *w, char *const argv[], int timeout_ms);
 int run_background(world *w, char *const argv[]);
 int run_reap(int pid, int timeout_ms);
 
+/* Sends sig to the process group of the child run_child waits for, if any.
+ * Async-signal-safe: the driver's SIGINT/SIGTERM handler calls it, so a
+ * Ctrl-C reaches the band-smoke step as it would in a terminal. */
+void run_forward_signal(int sig);
+
 /* Every byte any child printed, for the canary scan (borrowed). */
 const char *run_all_output(void);
 void run_out_free(run_out *out);

@@ -1,6 +1,9 @@
 /* The rehearsal scenarios: the main job, then the negative rehearsals.
  * Each reads as the operator's checklist with the operator's actions
  * replaced by injected faults. */
+#define _GNU_SOURCE /* realpath */
+#include <dirent.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -363,6 +366,109 @@ static void scenario_sigkill(rehearsal *r)
     finish_run(r, 0, 0);
 }
 
+/* Running processes whose executable is `exe` and whose argv[1] is `arg1`
+ * (NULL = any). Linux /proc: tests only. */
+static int count_procs(const char *exe, const char *arg1)
+{
+    char want[PATH_MAX];
+    if (!realpath(exe, want))
+        return -1;
+    int n = 0;
+    DIR *d = opendir("/proc");
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        if (!scan_proc_runs(e->d_name, want))
+            continue;
+        char path[300], argv[512];
+        snprintf(path, sizeof path, "/proc/%.32s/cmdline", e->d_name);
+        FILE *fp = fopen(path, "rb");
+        size_t got_n = fp ? fread(argv, 1, sizeof argv - 1, fp) : 0;
+        if (fp)
+            fclose(fp);
+        argv[got_n] = '\0';
+        const char *first = argv + strlen(argv) + 1;
+        n += !arg1 || (first < argv + got_n && !strcmp(first, arg1));
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static int wait_procs(const char *exe, const char *arg1, int want_some, int timeout_ms)
+{
+    int64_t deadline = clock_mono_ms() + timeout_ms;
+    for (;;) {
+        int n = count_procs(exe, arg1);
+        if ((want_some && n > 0) || (!want_some && n == 0) || clock_mono_ms() >= deadline)
+            return n;
+        sleep_ms(20);
+    }
+}
+
+/* Ctrl-C during a phase (issue 11): `band-smoke phase sandbox` while
+ * `sbx ls` hangs gets SIGINT, as a terminal's Ctrl-C would send it. The
+ * hung sbx (its own process group, out of the terminal's reach) must die
+ * with the phase; the phase is recorded as interrupted in a state that
+ * still reads; band-smoke exits 130; and the run goes on and is cleaned up
+ * with nothing leaked. */
+static void scenario_ctrl_c(rehearsal *r)
+{
+    static const char *const first[] = {"start", "preflight", NULL};
+    if (!run_phases(r, first))
+        return abandon(r);
+    inject_sbx(r, "`sbx ls` hangs", "hang", "ls");
+    char *argv[] = {r->w.band_smoke, "phase", "sandbox", NULL};
+    say(r, "phase sandbox, in the background");
+    int pid = run_background(&r->w, argv);
+    int hung = wait_procs(r->w.sbx_bin, "ls", 1, 20000);
+    check(r, hung > 0, "no hung `sbx ls` appeared");
+    sleep_ms(300);
+    say(r, "INJECT Ctrl-C: SIGINT to band-smoke phase sandbox (pid %d)", pid);
+    int64_t t0 = clock_mono_ms();
+    kill(pid, SIGINT);
+    int status = run_reap(pid, 20000);
+    int64_t took = clock_mono_ms() - t0;
+    say(r, "band-smoke phase sandbox ended %lld ms after SIGINT, exit %d", (long long)took,
+        status);
+    check(r, status == 130, "band-smoke exit %d after SIGINT, expected 130", status);
+    check(r, took < 5000, "band-smoke took %lld ms to stop", (long long)took);
+    int left = wait_procs(r->w.sbx_bin, "ls", 0, 1000);
+    check(r, left == 0, "%d `sbx ls` process(es) outlived the interrupted phase", left);
+    check(r, count_procs(r->w.band_smoke, "_launcher") == 0, "a launcher is running");
+    state_t *st = load_state(r);
+    const state_phase_result *res = st ? state_phase(st, "sandbox") : NULL;
+    check(r, res && res->status != RESULT_PASSED && strstr(res->detail, "interrupted by SIGINT"),
+          "the sandbox phase is recorded as '%s'", res ? res->detail : "(nothing)");
+    state_free(st);
+    step_smoke(r, 0, "status", NULL, NULL);
+    inject_sbx(r, "`sbx ls` answers again", "hang", "off");
+    static const char *const rest[] = {"sandbox", "launch", NULL};
+    if (!run_phases(r, rest))
+        return abandon(r);
+    /* Again in the probe's wait: a frozen sandbox never answers. */
+    inject_sbx(r, "the sandbox freezes, so the probe waits", "freeze", "4");
+    char *probe[] = {r->w.band_smoke, "phase", "initial", NULL};
+    pid = run_background(&r->w, probe);
+    sleep_ms(1500);
+    say(r, "INJECT Ctrl-C: SIGINT to band-smoke phase initial (pid %d)", pid);
+    t0 = clock_mono_ms();
+    kill(pid, SIGINT);
+    status = run_reap(pid, 20000);
+    took = clock_mono_ms() - t0;
+    check(r, status == 130 && took < 5000, "phase initial: exit %d %lld ms after SIGINT",
+          status, (long long)took);
+    st = load_state(r);
+    res = st ? state_phase(st, "initial") : NULL;
+    check(r, res && res->status != RESULT_PASSED && strstr(res->detail, "interrupted by SIGINT"),
+          "the initial probe is recorded as '%s'", res ? res->detail : "(nothing)");
+    state_free(st);
+    sleep_ms(3000); /* the sandbox wakes up */
+    step_phase(r, "initial", 0);
+    step_smoke(r, 0, "record-phase", "failed", NULL);
+    finish_run(r, 0, 0);
+}
+
 const scenario scenarios[] = {
     {.name = "main", .run = scenario_main, .e2e_timeout_s = 20,
      .what = "the whole smoke, phases 01-13, with the three interruptions injected"},
@@ -386,5 +492,7 @@ const scenario scenarios[] = {
      .what = "record-phase failed mid-run: the report says FAIL"},
     {.name = "sigkill", .run = scenario_sigkill,
      .what = "band-smoke killed with SIGKILL at random points: state reads, the run goes on"},
+    {.name = "ctrl-c", .run = scenario_ctrl_c,
+     .what = "Ctrl-C while sbx hangs: the sbx child dies, the phase reads interrupted, exit 130"},
     {.name = NULL},
 };

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,6 +24,7 @@
 #include "platform.h"
 #include "proc.h"
 #include "tk.h"
+#include "tk_net.h"
 #include "tk_run.h"
 #include "tk_sbx.h"
 
@@ -105,12 +107,16 @@ typedef struct echo {
     int port;
 } echo;
 
+/* Longest an echo server may live: ctest's timeout for a unit test. */
+#define ECHO_LIFETIME_MS 300000
+
 static void echo_serve(int lfd)
 {
     struct pollfd fds[32];
     nfds_t n = 1;
     fds[0] = (struct pollfd){lfd, POLLIN, 0};
-    for (;;) {
+    int64_t until = clock_mono_ms() + ECHO_LIFETIME_MS;
+    while (clock_mono_ms() < until) {
         if (poll(fds, n, 1000) < 0)
             _exit(1);
         if (fds[0].revents && n < 32) {
@@ -129,23 +135,23 @@ static void echo_serve(int lfd)
             }
         }
     }
+    _exit(0);
 }
 
 static void echo_start(echo *e)
 {
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 16) != 0 ||
-        getsockname(lfd, (struct sockaddr *)&a, &len) != 0)
-        abort();
-    e->port = ntohs(a.sin_port);
+    int lfd = tk_listen_loopback(&e->port);
+    pid_t test = getpid();
     e->pid = fork();
-    if (e->pid == 0)
+    if (e->pid == 0) {
+        /* Dies with the test, even one killed by ctest's timeout (Linux;
+         * tests only). The check after it closes the race with a test
+         * that died before the request was made. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != test)
+            _exit(0);
         echo_serve(lfd);
+    }
     close(lfd);
 }
 
@@ -909,6 +915,44 @@ static void test_hang_and_vanish(void)
     CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);
 }
 
+/* Issue 9 finding 11: a test killed by ctest's timeout (SIGKILL, no
+ * cleanup runs) must not leave its echo server looping forever. Here a
+ * stand-in test process starts one and is killed; the echo must follow. */
+static void test_echo_dies_with_its_test(void)
+{
+    int p[2];
+    if (pipe(p) != 0)
+        abort();
+    pid_t test = fork();
+    if (test == 0) {
+        echo e;
+        echo_start(&e);
+        ssize_t w = write(p[1], &e.pid, sizeof e.pid);
+        (void)w;
+        pause();
+        _exit(0);
+    }
+    close(p[1]);
+    pid_t echo_pid = 0;
+    UNIT_CHECK(read(p[0], &echo_pid, sizeof echo_pid) == (ssize_t)sizeof echo_pid &&
+                   echo_pid > 1, "no echo pid");
+    close(p[0]);
+    kill(test, SIGKILL);
+    waitpid(test, NULL, 0);
+    int gone = 0;
+    for (int i = 0; i < 150 && !gone; i++) {
+        gone = echo_pid > 1 && !plat_proc_alive(echo_pid, plat_proc_start_token(echo_pid));
+        if (!gone) {
+            struct timespec ts = {0, 20 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    UNIT_CHECK(gone, "the echo server %ld outlived its killed test by 3 s", (long)echo_pid);
+    if (!gone && echo_pid > 1)
+        kill(echo_pid, SIGKILL);
+}
+
+
 const unit_case unit_cases[] = {
     {"version_outputs", test_version_outputs},
     {"refuses_without_state", test_refuses_without_state},
@@ -926,5 +970,6 @@ const unit_case unit_cases[] = {
     {"rm_and_reset", test_rm_and_reset},
     {"policy_commands", test_policy_commands},
     {"hang_and_vanish", test_hang_and_vanish},
+    {"echo_dies_with_its_test", test_echo_dies_with_its_test},
     {NULL, NULL},
 };

@@ -121,7 +121,7 @@ static void expect(world *w, const char *what, const char *const *extra, int fai
     int got = count_lines(r.output, "[FAIL] ");
     UNIT_CHECK(status == (fails ? 1 : 0) && got == fails, "%s: exit %d, %d FAIL lines, want %d:\n%s",
                what, status, got, fails, r.output);
-    UNIT_CHECK(count_lines(r.output, "[PASS] ") + got == 7 &&
+    UNIT_CHECK(count_lines(r.output, "[PASS] ") + got == 8 &&
                    count_lines(r.output, "[INFO] ") == 1,
                "%s: not one line per check:\n%s", what, r.output);
     for (const char *p = r.output; fragments && (p = strstr(p, "[FAIL] ")) != NULL; p++) {
@@ -206,8 +206,10 @@ static void test_workspace_is_home(void)
     const char *frags[] = {"SBX_WORKSPACE is $HOME itself", NULL};
     expect(&w, "workspace = $HOME", extra, 1, frags);
     snprintf(entry, sizeof entry, "SBX_WORKSPACE=%s", w.dir); /* above $HOME */
-    const char *above[] = {"SBX_WORKSPACE is a folder above $HOME", NULL};
-    expect(&w, "workspace above $HOME", extra, 1, above);
+    /* It holds files and no marker too: a second, right, FAIL. */
+    const char *above[] = {"SBX_WORKSPACE is a folder above $HOME", "no .band-smoke-workspace",
+                           NULL};
+    expect(&w, "workspace above $HOME", extra, 2, above);
     world_close(&w);
 }
 
@@ -219,11 +221,11 @@ static void test_workspace_in_checkout(void)
     UNIT_CHECK(symlink(SMOKE_SOURCE_DIR, link) == 0, "symlink");
     char entry[1200];
     const char *extra[] = {entry, NULL};
-    const char *inside[] = {"inside this checkout", NULL};
+    const char *inside[] = {"inside this checkout", "no .band-smoke-workspace", NULL};
     snprintf(entry, sizeof entry, "SBX_WORKSPACE=%s/" WS_TAG, link); /* does not exist yet */
     expect(&w, "new folder through a symlink", extra, 1, inside);
     snprintf(entry, sizeof entry, "SBX_WORKSPACE=%s/fixtures", link); /* exists */
-    expect(&w, "existing folder through a symlink", extra, 1, inside);
+    expect(&w, "existing folder through a symlink", extra, 2, inside);
     char parent[1024];
     snprintf(parent, sizeof parent, "%s", SMOKE_SOURCE_DIR);
     const char *above = dirname(parent);
@@ -232,10 +234,11 @@ static void test_workspace_in_checkout(void)
      * /tmp) makes that folder above $HOME too: a second, right, FAIL. */
     size_t n = strlen(above);
     int also_above_home = strncmp(w.home, above, n) == 0 && (w.home[n] == '/' || n == 1);
-    const char *holds[] = {"holds this checkout", "a folder above $HOME", NULL};
+    const char *holds[] = {"holds this checkout", "no .band-smoke-workspace",
+                           "a folder above $HOME", NULL};
     if (!also_above_home)
-        holds[1] = NULL;
-    expect(&w, "workspace above the checkout", extra, 1 + also_above_home, holds);
+        holds[2] = NULL;
+    expect(&w, "workspace above the checkout", extra, 2 + also_above_home, holds);
     free(link);
     world_close(&w);
 }
@@ -313,7 +316,7 @@ static void test_phase_records_version(void)
     smoke(&w, NULL, &r, "phase", "start", NULL);
     tk_result_free(&r);
     int status = smoke(&w, NULL, &r, "phase", "preflight", NULL);
-    UNIT_CHECK(status == 0 && count_lines(r.output, "[PASS] ") == 7, "exit %d:\n%s", status,
+    UNIT_CHECK(status == 0 && count_lines(r.output, "[PASS] ") == 8, "exit %d:\n%s", status,
                r.output);
     tk_result_free(&r);
     state_store store;

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "platform.h"
 #include "redact.h"
+#include "sig.h"
 #include "tk.h"
 
 #define SECRET "tok-0123456789abcdef"
@@ -157,6 +158,80 @@ static void test_timeout_sigkills_what_ignores_sigterm(void)
     CU_ASSERT_FALSE(r.exited);
     CU_ASSERT_EQUAL(r.signal, SIGKILL);
     proc_result_free(&r);
+}
+
+/* Issue 9 finding 5: a child that ignores SIGTERM and moves itself out of
+ * its process group (into the test's own group, which it may join: same
+ * session) is out of reach of kill(-pid). The deadline must still end it,
+ * by pid, and the wait must stay bounded; a grandchild that setsid()s and
+ * holds the output pipe must not hold the run either. Before the fix this
+ * waited for the child's whole sleep. */
+static void test_deadline_ends_a_child_that_left_its_group(void)
+{
+    const char *const argv[] = {
+        "/usr/bin/perl", "-e",
+        "$SIG{TERM}='IGNORE'; $| = 1;"
+        "if (!fork) { POSIX::setsid(); print \"g=$$\\n\"; sleep 8; exit 0 }"
+        "setpgrp(0, getpgrp(getppid())); print \"c=$$\\n\"; sleep 8;",
+        NULL};
+    const char *const with_posix[] = {argv[0], "-MPOSIX", argv[1], argv[2], NULL};
+    proc_result r;
+    char err[ERR_BUFSZ];
+    int64_t t0 = clock_mono_ms();
+    err_code rc = run(with_posix, 500, &r, err);
+    int64_t took = clock_mono_ms() - t0;
+    UNIT_CHECK(rc == ERR_TIMEOUT, "rc %d: %s", rc, err);
+    UNIT_CHECK(took < 4000, "the deadline of 500 ms took %lld ms to end the run",
+               (long long)took);
+    const char *c = strstr(r.out.data, "c="), *g = strstr(r.out.data, "g=");
+    pid_t child = c ? (pid_t)atol(c + 2) : 0, grand = g ? (pid_t)atol(g + 2) : 0;
+    UNIT_CHECK(child > 1 && grand > 1, "pids from output: %s", r.out.data);
+    if (child > 1)
+        UNIT_CHECK(wait_not_running(child, 1000), "the child %ld still runs", (long)child);
+    if (grand > 1)
+        kill(grand, SIGKILL); /* out of everyone's reach by design; the test's own */
+    proc_result_free(&r);
+}
+
+static void interrupt_on_third_tick(void *ud)
+{
+    int *ticks = ud;
+    if (++*ticks == 3)
+        kill(getpid(), SIGINT);
+}
+
+/* Issue 11 part 2: a stop signal during a run ends the child's whole group
+ * (here a shell and its background sleep) and the run says ERR_INTERRUPTED
+ * at once, not at its deadline. */
+static void test_stop_signal_ends_the_group(void)
+{
+    sig_install();
+    const char *const argv[] = {"/bin/sh", "-c", "sleep 30 & echo $!; wait", NULL};
+    int ticks = 0;
+    proc_opts o = {.timeout_ms = 20000, .grace_ms = 300, .on_tick = interrupt_on_third_tick,
+                   .tick_ud = &ticks};
+    proc_result r;
+    char err[ERR_BUFSZ];
+    int64_t t0 = clock_mono_ms();
+    err_code rc = proc_run(argv, &o, &r, err);
+    int64_t took = clock_mono_ms() - t0;
+    UNIT_CHECK(rc == ERR_INTERRUPTED, "rc %d: %s", rc, err);
+    UNIT_CHECK(took < 3000, "took %lld ms", (long long)took);
+    UNIT_CHECK(sig_pending() == SIGINT, "pending %d", sig_pending());
+    UNIT_CHECK(strstr(err, "SIGINT") != NULL, "message: %s", err);
+    pid_t grandchild = (pid_t)atol(r.out.data);
+    UNIT_CHECK(grandchild > 1, "grandchild pid from %s", r.out.data);
+    if (grandchild > 1)
+        UNIT_CHECK(wait_not_running(grandchild, 2000), "grandchild %ld still runs",
+                   (long)grandchild);
+    /* A pending signal stops the next run before it starts anything. */
+    const char *const never[] = {"/bin/sh", "-c", "echo started", NULL};
+    proc_result_free(&r);
+    rc = proc_run(never, &o, &r, err);
+    UNIT_CHECK(rc == ERR_INTERRUPTED && r.out.len == 0, "rc %d out '%s'", rc, r.out.data);
+    proc_result_free(&r);
+    sig_clear();
+    signal(SIGINT, SIG_DFL);
 }
 
 static void test_capture_is_bounded(void)
@@ -428,6 +503,8 @@ const unit_case unit_cases[] = {
     {"signal_reported", test_signal_reported},
     {"timeout_kills_the_group", test_timeout_kills_the_group},
     {"timeout_sigkills_what_ignores_sigterm", test_timeout_sigkills_what_ignores_sigterm},
+    {"deadline_ends_a_child_that_left_its_group", test_deadline_ends_a_child_that_left_its_group},
+    {"stop_signal_ends_the_group", test_stop_signal_ends_the_group},
     {"capture_is_bounded", test_capture_is_bounded},
     {"leftover_holding_output_does_not_block", test_leftover_holding_output_does_not_block},
     {"environment_scrubbed_and_extended", test_environment_scrubbed_and_extended},

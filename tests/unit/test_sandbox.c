@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "preflight.h"
 #include "tk.h"
 #include "tk_sbx.h"
 
@@ -276,26 +277,79 @@ static void test_teardown_refuses_unmarked(void)
     world_close(&w);
 }
 
-/* A workspace that already held someone's files is used but never marked,
- * so teardown keeps it and its files. */
-static void test_foreign_workspace_kept(void)
+/* Issue 9 finding 2: a workspace that already holds someone's files (here
+ * their own agent.py) and no band-smoke marker is not ours to write into:
+ * preflight fails it with a clear line, and the sandbox phase refuses it
+ * before it creates anything, leaving their agent.py as it was. */
+static void test_foreign_workspace_refused(void)
 {
     world w;
     world_open(&w, TK_SBX_TIMEOUT_MS);
     mkdir(w.ws, 0700);
     char *mine = tk_path(w.ws, "operator-notes.txt");
+    char *theirs = tk_path(w.ws, SANDBOX_AGENT);
     tk_write(mine, "keep me\n");
+    tk_write(theirs, "print('the operator's own agent')\n");
+    preflight_input in = {&w.cfg, &w.sctx, getenv("HOME")};
+    preflight_result pr;
+    char err[ERR_BUFSZ];
+    preflight_run(&in, &pr, err);
+    int flagged = 0;
+    for (int i = 0; i < pr.count; i++)
+        flagged |= pr.lines[i].mark == PREFLIGHT_FAIL && strstr(pr.lines[i].text, SANDBOX_MARKER);
+    UNIT_CHECK(flagged, "preflight passed a non-empty workspace without the marker");
+    sandbox_outcome o;
+    err_code rc = prepare(&w, &o, err);
+    UNIT_CHECK(rc == ERR_CONFIG && strstr(err, SANDBOX_MARKER), "rc %d: %s", rc, err);
+    char *text = tk_read(theirs, NULL);
+    UNIT_CHECK(text && !strcmp(text, "print('the operator's own agent')\n"),
+               "the operator's agent.py was overwritten");
+    free(text);
+    UNIT_CHECK(exists(mine, NULL) && !exists(w.ws, SANDBOX_MARKER), "the folder was changed");
+    UNIT_CHECK(!listed(&w, NAME) && !w.st->sandbox_created_by[0],
+               "a sandbox was created on a refused workspace");
+    /* Emptied by its owner, the same folder is accepted and marked. */
+    unlink(mine);
+    unlink(theirs);
+    rc = prepare(&w, &o, err);
+    UNIT_CHECK(rc == ERR_OK && o.marked, "an empty folder: rc %d marked %d: %s", rc, o.marked,
+               err);
+    free(mine);
+    free(theirs);
+    world_close(&w);
+}
+
+/* Issue 9 finding 10: SBX_WORKSPACE as a symlink to our marked folder.
+ * Teardown deletes nothing through a link, and says what it did: not
+ * "deleted" while the target keeps the marker and agent.py. */
+static void test_symlinked_workspace_words(void)
+{
+    world w;
+    world_open(&w, TK_SBX_TIMEOUT_MS);
+    char *target = tk_path(w.sbx.state, "real-workspace");
+    mkdir(target, 0700);
+    if (symlink(target, w.ws) != 0)
+        abort();
     sandbox_outcome o;
     sandbox_teardown_result t;
     char err[ERR_BUFSZ];
-    err_code rc = prepare(&w, &o, err);
-    UNIT_CHECK(rc == ERR_OK && o.created && !o.marked, "rc %d created %d marked %d: %s", rc,
-               o.created, o.marked, err);
-    rc = teardown(&w, &t, err);
-    UNIT_CHECK(rc == ERR_OK && t.sandbox == SANDBOX_REMOVED && t.workspace == WORKSPACE_NO_MARKER,
-               "rc %d: %d/%d %s", rc, t.sandbox, t.workspace, err);
-    UNIT_CHECK(exists(mine, NULL), "the operator's file is gone");
-    free(mine);
+    if (!UNIT_CHECK(prepare(&w, &o, err) == ERR_OK, "prepare: %s", err)) {
+        free(target);
+        world_close(&w);
+        return;
+    }
+    err_code rc = teardown(&w, &t, err);
+    struct stat sb;
+    int link_left = lstat(w.ws, &sb) == 0;
+    int target_full = exists(target, SANDBOX_MARKER) && exists(target, SANDBOX_AGENT);
+    int says_deleted = strstr(t.summary, "deleted") != NULL;
+    UNIT_CHECK(rc == ERR_OK, "teardown: %s", err);
+    UNIT_CHECK(!(says_deleted && (link_left || target_full)),
+               "says '%s' but the link %s and the target %s its marker and agent.py", t.summary,
+               link_left ? "is still there" : "is gone", target_full ? "keeps" : "lost");
+    UNIT_CHECK(!says_deleted && strstr(t.summary, "symbolic link"), "summary: %s", t.summary);
+    printf("\n    teardown of a symlinked workspace: %s\n", t.summary);
+    free(target);
     world_close(&w);
 }
 
@@ -462,7 +516,8 @@ const unit_case unit_cases[] = {
     {"reuse_not_ours", test_reuse_not_ours},
     {"teardown_removes_only_ours", test_teardown_removes_only_ours},
     {"teardown_refuses_unmarked", test_teardown_refuses_unmarked},
-    {"foreign_workspace_kept", test_foreign_workspace_kept},
+    {"foreign_workspace_refused", test_foreign_workspace_refused},
+    {"symlinked_workspace_words", test_symlinked_workspace_words},
     {"bad_settings_touch_nothing", test_bad_settings_touch_nothing},
     {"hung_sbx_times_out", test_hung_sbx_times_out},
     {NULL, NULL},
