@@ -202,9 +202,14 @@ int cmd_report(smoke_ctx *ctx)
     }
     if (rc != ERR_OK)
         return fail(ctx, rc, err);
-    rc = engine_render(ctx, err);
+    /* A finished run's reports stand as they were written. */
+    int finished = life_of(ctx->st, ctx_now(ctx), NULL) == LIFE_FINISHED;
+    rc = finished ? ERR_OK : engine_render(ctx, err);
     if (rc != ERR_OK)
         return fail(ctx, rc, err);
+    if (finished)
+        redact_fprintf(ctx->out, "run %s is finished; its reports stand as written\n",
+                       ctx->st->run_id);
     redact_fprintf(ctx->out, "run %s: %s\n  %s/evidence.md\n  %s/junit.xml\n", ctx->st->run_id,
                    state_verdict_name(state_verdict_of(ctx->st)), ctx->store.dir,
                    ctx->store.dir);

@@ -69,7 +69,9 @@ life_state life_of(const state_t *st, int64_t now_ms, phase_id *failed)
 int life_done(const state_t *st, int64_t now_ms, phase_id id)
 {
     life_state s = life_of(st, now_ms, NULL);
-    if (id == PH_START && (s == LIFE_FINISHED || s == LIFE_STALE || s == LIFE_NONE))
+    /* Start speaks for the run as a whole: on a run that cannot go on it
+     * runs its gate, which says what can. */
+    if (id == PH_START && s != LIFE_OPEN && s != LIFE_ACTIVE && s != LIFE_FAILING)
         return 0;
     if (s == LIFE_FINISHED && result_of(st, id))
         return 1;
@@ -240,8 +242,9 @@ int life_allows(const state_t *st, int64_t now_ms, phase_id id, char *reason, si
 
 int life_may_record_skip(const state_t *st, int64_t now_ms, phase_id id)
 {
-    if (!st || life_of(st, now_ms, NULL) == LIFE_FINISHED)
-        return 0;
+    life_state s = life_of(st, now_ms, NULL);
+    if (s == LIFE_NONE || s == LIFE_FINISHED || s == LIFE_STALE)
+        return 0; /* a save would revive a stale run */
     const state_phase_result *r = result_of(st, id);
     return !r || r->status == RESULT_SKIPPED;
 }

@@ -62,7 +62,8 @@ int life_owns_something(const state_t *st);
 /* 1 when phase `id` has passed in this run for good, so running it again is
  * not needed: a pass of the report phase counts only after cleanup passed
  * (it renders the end of the run); on a FINISHED run every recorded phase
- * counts. Start never counts on a FINISHED or STALE run. */
+ * counts. Start counts only while the run can go on (OPEN, ACTIVE,
+ * FAILING): elsewhere its gate says what comes instead. */
 int life_done(const state_t *st, int64_t now_ms, phase_id id);
 
 /* Whether the lifecycle lets phase `id` run in the current state. 1 = the
@@ -73,7 +74,8 @@ int life_allows(const state_t *st, int64_t now_ms, phase_id id, char *reason, si
 
 /* 1 when a skip may be written for phase `id`: never over a passed or
  * failed result (a later skip never replaces a result), never on a
- * FINISHED run (its results are never rewritten). */
+ * FINISHED run (its results are never rewritten), never on a STALE one
+ * (the save would make it look recent). */
 int life_may_record_skip(const state_t *st, int64_t now_ms, phase_id id);
 
 /* Run-level commands (`record-phase X`, `record-observation`): 1 when
