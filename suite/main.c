@@ -34,6 +34,7 @@ static const char usage_text[] =
     "  report                          render evidence.md and junit.xml now\n"
     "  preflight                       the preflight checks alone\n"
     "  rehearse [ARGS]                 the whole smoke offline, against built-in fakes\n"
+    "  --version                       the suite version, one line\n"
     "exit codes: 0 passed, 1 failed, 2 usage, 77 skipped (gated)\n";
 
 static int usage(void)
@@ -136,6 +137,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if (argc >= 2 && !strcmp(argv[1], "_launcher"))
         return launcher_main(argc - 2, argv + 2);
+    if (argc == 2 && !strcmp(argv[1], "--version"))
+        return printf("band-smoke %s\n", SMOKE_VERSION) < 0;
     if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
         !strcmp(argv[1], "-h"))
         return argc < 2 ? usage() : (fputs(usage_text, stdout), 0);
