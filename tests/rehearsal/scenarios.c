@@ -361,6 +361,93 @@ static void scenario_sigkill(rehearsal *r)
     finish_run(r, 0, 0);
 }
 
+/* ---- abandon through ctest --------------------------------------------- */
+
+/* ctest as the operator types it: found on PATH like a shell would. */
+static int find_ctest(char *out, size_t cap)
+{
+    const char *path = getenv("PATH");
+    char *copy = strdup(path ? path : "/usr/bin:/usr/local/bin");
+    int found = 0;
+    for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir && !found;
+         dir = strtok_r(NULL, ":", &save)) {
+        snprintf(out, cap, "%s/ctest", dir);
+        found = access(out, X_OK) == 0;
+    }
+    free(copy);
+    return found;
+}
+
+/* The line ctest prints for one test contains `want` ("Passed", ...). */
+static int ctest_says(const char *out, const char *test, const char *want)
+{
+    char key[96];
+    snprintf(key, sizeof key, "%s .", test);
+    const char *line = strstr(out, key);
+    const char *eol = line ? strchr(line, '\n') : NULL;
+    const char *hit = line ? strstr(line, want) : NULL;
+    return hit && (!eol || hit < eol);
+}
+
+/* README's abandon: at the Wi-Fi checkpoint the operator gives up with
+ * `record-phase failed`, then runs `ctest -R phase` as always. That pass
+ * must clean up, report and tear down this very run, render FAIL, and
+ * provision nothing: no new run, no relaunch, nothing left live. */
+static void scenario_abandon_through_ctest(rehearsal *r)
+{
+    if (!run_phases(r, up_to_wifi))
+        return abandon(r);
+    state_t *st = load_state(r);
+    if (!st)
+        return;
+    char run_id[sizeof st->run_id];
+    snprintf(run_id, sizeof run_id, "%s", st->run_id);
+    int generation = st->agent_process.generation;
+    state_free(st);
+    say(r, "the operator gives the run up at the Wi-Fi checkpoint");
+    step_smoke(r, 0, "record-phase", "failed", NULL);
+
+    char ctest[W_PATH], build[W_PATH];
+    if (!check(r, find_ctest(ctest, sizeof ctest), "no ctest on PATH"))
+        return finish_run(r, 0, 0);
+    snprintf(build, sizeof build, "%s", r->w.band_smoke);
+    *strrchr(build, '/') = '\0';
+    char *argv[] = {ctest, "--test-dir", build, "-R", "phase", "--output-on-failure", NULL};
+    say(r, "$ ctest --test-dir %s -R phase --output-on-failure", build);
+    run_out out;
+    int status = run_child(&r->w, argv, 600000, "          | ", &out);
+    check(r, status == 0, "ctest -R phase exit %d, expected 0", status);
+    static const char *const ran[] = {"phase.11.cleanup", "phase.12.report",
+                                      "phase.13.teardown", NULL};
+    for (int i = 0; ran[i]; i++)
+        check(r, out.text && ctest_says(out.text, ran[i], "Passed"), "%s did not pass", ran[i]);
+    check(r, out.text && ctest_says(out.text, "phase.01.start", "Skipped"),
+          "phase.01.start was not skipped (a new run?)");
+    run_out_free(&out);
+
+    st = load_state(r);
+    if (st) {
+        check(r, strcmp(st->run_id, run_id) == 0, "the pass began run %s; the abandoned run "
+              "was %s", st->run_id, run_id);
+        check(r, st->agent_process.generation == generation, "the agent was relaunched "
+              "(generation %d, was %d)", st->agent_process.generation, generation);
+        check(r, st->phase == RUN_FAILED, "the run ended %s, expected failed",
+              state_run_phase_name(st->phase));
+        const state_phase_result *td = state_phase(st, "teardown");
+        check(r, td && td->status == RESULT_PASSED, "teardown did not run on that run");
+        check(r, !st->room_id[0] && !st->agent_id[0], "ids left unreaped");
+        state_free(st);
+    }
+    char archive[W_PATH + 32];
+    snprintf(archive, sizeof archive, "%s/state.%s.json", r->w.state_dir, run_id);
+    check(r, access(archive, F_OK) != 0, "the abandoned run was archived: a new run began");
+    int agents = -1, rooms = -1;
+    tk_band_stats(&r->w.band, &agents, &rooms);
+    say(r, "fake Band: %d live agents, %d live rooms", agents, rooms);
+    check(r, agents == 0 && rooms == 0, "left live: %d agents, %d rooms", agents, rooms);
+    check_reports(r, "FAIL");
+}
+
 const scenario scenarios[] = {
     {.name = "main", .run = scenario_main, .e2e_timeout_s = 20,
      .what = "the whole smoke, phases 01-13, with the three interruptions injected"},
@@ -382,6 +469,9 @@ const scenario scenarios[] = {
      .what = "a corrupt state.json: a clear error, the file untouched"},
     {.name = "record-failed", .run = scenario_record_failed,
      .what = "record-phase failed mid-run: the report says FAIL"},
+    {.name = "abandon-through-ctest", .run = scenario_abandon_through_ctest,
+     .what = "record-phase failed at the Wi-Fi checkpoint, then ctest -R phase: that run "
+             "is cleaned up, FAIL, nothing provisioned"},
     {.name = "sigkill", .run = scenario_sigkill,
      .what = "band-smoke killed with SIGKILL at random points: state reads, the run goes on"},
     {.name = NULL},
