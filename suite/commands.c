@@ -77,9 +77,19 @@ static void print_probes(smoke_ctx *ctx)
     }
 }
 
+/* The lifecycle's next step (docs/lifecycle.md), as every phase prints it. */
+static void print_next(smoke_ctx *ctx)
+{
+    char why[1024], cmd[512];
+    engine_next(ctx, why, sizeof why, cmd, sizeof cmd);
+    redact_fprintf(ctx->out, "next: %s\n", why);
+    if (cmd[0])
+        redact_fprintf(ctx->out, "  %s\n", cmd);
+}
+
 int cmd_status(smoke_ctx *ctx)
 {
-    char err[ERR_BUFSZ], why[1024], cmd[512];
+    char err[ERR_BUFSZ];
     err_code rc = ctx_load(ctx, err);
     if (rc != ERR_OK && rc != ERR_NOTFOUND)
         return fail(ctx, rc, err);
@@ -98,10 +108,7 @@ int cmd_status(smoke_ctx *ctx)
     } else {
         redact_fprintf(ctx->out, "no run yet (state folder %s)\n", ctx->store.dir);
     }
-    engine_next(ctx, why, sizeof why, cmd, sizeof cmd);
-    redact_fprintf(ctx->out, "next: %s\n", why);
-    if (cmd[0])
-        redact_fprintf(ctx->out, "  %s\n", cmd);
+    print_next(ctx);
     return 0;
 }
 
@@ -139,6 +146,7 @@ int cmd_record_phase(smoke_ctx *ctx, int argc, char **argv)
     if (save_and_render(ctx) != 0)
         return 1;
     redact_fprintf(ctx->out, "run %s: phase %s\n", ctx->st->run_id, state_run_phase_name(phase));
+    print_next(ctx);
     return 0;
 }
 
