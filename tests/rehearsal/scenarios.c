@@ -389,46 +389,36 @@ static int ctest_says(const char *out, const char *test, const char *want)
     return hit && (!eol || hit < eol);
 }
 
-/* README's abandon: at the Wi-Fi checkpoint the operator gives up with
- * `record-phase failed`, then runs `ctest -R phase` as always. That pass
- * must clean up, report and tear down this very run, render FAIL, and
- * provision nothing: no new run, no relaunch, nothing left live. */
-static void scenario_abandon_through_ctest(rehearsal *r)
+/* One `ctest --test-dir BUILD -R phase --output-on-failure`, as the
+ * operator types it; returns its status, *out holds what it printed. */
+static int ctest_pass(rehearsal *r, run_out *out)
 {
-    if (!run_phases(r, up_to_wifi))
-        return abandon(r);
-    state_t *st = load_state(r);
-    if (!st)
-        return;
-    char run_id[sizeof st->run_id];
-    snprintf(run_id, sizeof run_id, "%s", st->run_id);
-    int generation = st->agent_process.generation;
-    state_free(st);
-    say(r, "the operator gives the run up at the Wi-Fi checkpoint");
-    step_smoke(r, 0, "record-phase", "failed", NULL);
-
     char ctest[W_PATH], build[W_PATH];
-    if (!check(r, find_ctest(ctest, sizeof ctest), "no ctest on PATH"))
-        return finish_run(r, 0, 0);
+    if (!check(r, find_ctest(ctest, sizeof ctest), "no ctest on PATH")) {
+        out->text = NULL;
+        return -1;
+    }
     snprintf(build, sizeof build, "%s", r->w.band_smoke);
     *strrchr(build, '/') = '\0';
     char *argv[] = {ctest, "--test-dir", build, "-R", "phase", "--output-on-failure", NULL};
     say(r, "$ ctest --test-dir %s -R phase --output-on-failure", build);
-    run_out out;
-    int status = run_child(&r->w, argv, 600000, "          | ", &out);
-    check(r, status == 0, "ctest -R phase exit %d, expected 0", status);
+    return run_child(&r->w, argv, 600000, "          | ", out);
+}
+
+/* The pass ended the run it found (`run_id`, agent `generation`): failed,
+ * cleaned up, torn down, FAIL; no new run, no relaunch, nothing live. */
+static void check_ended_in_place(rehearsal *r, const run_out *out, const char *run_id,
+                                 int generation)
+{
     static const char *const ran[] = {"phase.11.cleanup", "phase.12.report",
                                       "phase.13.teardown", NULL};
     for (int i = 0; ran[i]; i++)
-        check(r, out.text && ctest_says(out.text, ran[i], "Passed"), "%s did not pass", ran[i]);
-    check(r, out.text && ctest_says(out.text, "phase.01.start", "Skipped"),
-          "phase.01.start was not skipped (a new run?)");
-    run_out_free(&out);
-
-    st = load_state(r);
+        check(r, out->text && ctest_says(out->text, ran[i], "Passed"), "%s did not pass",
+              ran[i]);
+    state_t *st = load_state(r);
     if (st) {
-        check(r, strcmp(st->run_id, run_id) == 0, "the pass began run %s; the abandoned run "
-              "was %s", st->run_id, run_id);
+        check(r, strcmp(st->run_id, run_id) == 0, "the pass began run %s; the run was %s",
+              st->run_id, run_id);
         check(r, st->agent_process.generation == generation, "the agent was relaunched "
               "(generation %d, was %d)", st->agent_process.generation, generation);
         check(r, st->phase == RUN_FAILED, "the run ended %s, expected failed",
@@ -440,12 +430,67 @@ static void scenario_abandon_through_ctest(rehearsal *r)
     }
     char archive[W_PATH + 32];
     snprintf(archive, sizeof archive, "%s/state.%s.json", r->w.state_dir, run_id);
-    check(r, access(archive, F_OK) != 0, "the abandoned run was archived: a new run began");
+    check(r, access(archive, F_OK) != 0, "run %s was archived: a new run began", run_id);
     int agents = -1, rooms = -1;
     tk_band_stats(&r->w.band, &agents, &rooms);
     say(r, "fake Band: %d live agents, %d live rooms", agents, rooms);
     check(r, agents == 0 && rooms == 0, "left live: %d agents, %d rooms", agents, rooms);
     check_reports(r, "FAIL");
+}
+
+static int current_run(rehearsal *r, char *run_id, size_t cap, int *generation)
+{
+    state_t *st = load_state(r);
+    if (!st)
+        return 0;
+    snprintf(run_id, cap, "%s", st->run_id);
+    *generation = st->agent_process.generation;
+    state_free(st);
+    return 1;
+}
+
+/* README's abandon: at the Wi-Fi checkpoint the operator gives up with
+ * `record-phase failed`, then runs `ctest -R phase` as always. That pass
+ * must clean up, report and tear down this very run, render FAIL, and
+ * provision nothing. */
+static void scenario_abandon_through_ctest(rehearsal *r)
+{
+    char run_id[16];
+    int generation;
+    if (!run_phases(r, up_to_wifi) || !current_run(r, run_id, sizeof run_id, &generation))
+        return abandon(r);
+    say(r, "the operator gives the run up at the Wi-Fi checkpoint");
+    step_smoke(r, 0, "record-phase", "failed", NULL);
+    run_out out;
+    int status = ctest_pass(r, &out);
+    check(r, status == 0, "ctest -R phase exit %d, expected 0", status);
+    check(r, out.text && ctest_says(out.text, "phase.01.start", "Skipped"),
+          "phase.01.start was not skipped (a new run?)");
+    check_ended_in_place(r, &out, run_id, generation);
+    run_out_free(&out);
+}
+
+/* Once the agent runs, a failure ends the run in the same `ctest -R phase`
+ * pass: the failed probe, the rest skipped, then cleanup, report and
+ * teardown of that run. */
+static void scenario_fail_through_ctest(rehearsal *r)
+{
+    char run_id[16];
+    int generation;
+    if (!run_phases(r, up_to_launch) || !current_run(r, run_id, sizeof run_id, &generation))
+        return abandon(r);
+    inject_band(r, "every message the user side sends fails",
+                "{\"action\":\"fail_rest\",\"count\":1000,\"status\":500,"
+                "\"match\":\"POST /api/v1/me/chats/\"}");
+    run_out out;
+    int status = ctest_pass(r, &out);
+    check(r, status != 0, "ctest -R phase exit 0 with a failed probe");
+    check(r, out.text && ctest_says(out.text, "phase.05.initial", "Failed"),
+          "phase.05.initial did not fail");
+    check(r, out.text && ctest_says(out.text, "phase.06.wifi-checkpoint", "Skipped"),
+          "phase.06.wifi-checkpoint was not skipped");
+    check_ended_in_place(r, &out, run_id, generation);
+    run_out_free(&out);
 }
 
 const scenario scenarios[] = {
@@ -472,6 +517,9 @@ const scenario scenarios[] = {
     {.name = "abandon-through-ctest", .run = scenario_abandon_through_ctest,
      .what = "record-phase failed at the Wi-Fi checkpoint, then ctest -R phase: that run "
              "is cleaned up, FAIL, nothing provisioned"},
+    {.name = "fail-through-ctest", .run = scenario_fail_through_ctest,
+     .what = "the initial probe fails inside ctest -R phase: cleanup, report, teardown of "
+             "that run follow in the same pass, FAIL"},
     {.name = "sigkill", .run = scenario_sigkill,
      .what = "band-smoke killed with SIGKILL at random points: state reads, the run goes on"},
     {.name = NULL},
