@@ -138,6 +138,8 @@ int cmd_record_phase(smoke_ctx *ctx, int argc, char **argv)
         /* The same entry as the start phase: a new run only when there is
          * none or the last one is finished or stale. */
         int rotated = 0;
+        state_free(ctx->st); /* state_open_run loads (and may rotate) it afresh */
+        ctx->st = NULL;
         rc = state_open_run(&ctx->store, &ctx->st, &rotated, err);
         if (rc != ERR_OK)
             return fail(ctx, rc, err);
