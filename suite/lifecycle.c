@@ -179,15 +179,22 @@ static phase_id resume_point(const state_t *st)
     return PH_CLEANUP;
 }
 
+/* Cleanup and teardown undo what a run made: with no run, or an open one,
+ * there is nothing to undo, and the run is not ended for it. */
+static int nothing_to_undo(why *w, life_state s, const char *what)
+{
+    if (s == LIFE_NONE)
+        return refuse(w, PH_START, "no run has started yet; start one with");
+    return refuse(w, resume_point(w->st), "run %s has made nothing yet (no sandbox it created, "
+                  "no agent or room), so there is nothing to %s and the run stays open; it "
+                  "goes on with", w->st->run_id, what);
+}
+
 static int cleanup_allowed(why *w, life_state s)
 {
     const state_t *st = w->st;
-    if (s == LIFE_NONE)
-        return refuse(w, PH_START, "no run has started yet; start one with");
-    if (s == LIFE_OPEN)
-        return refuse(w, resume_point(st), "run %s has provisioned nothing yet, so there is "
-                      "nothing to clean up and the run stays open; it goes on with",
-                      st->run_id);
+    if (s == LIFE_NONE || s == LIFE_OPEN)
+        return nothing_to_undo(w, s, "clean up");
     if (s == LIFE_ACTIVE && !passed(st, PH_DAEMON_RESTART)) {
         char give_up[256];
         phase_smoke_command("record-phase failed", give_up, sizeof give_up);
@@ -201,12 +208,8 @@ static int cleanup_allowed(why *w, life_state s)
 static int teardown_allowed(why *w, life_state s)
 {
     const state_t *st = w->st;
-    if (s == LIFE_NONE)
-        return refuse(w, PH_START, "no run has started yet; start one with");
-    if (s == LIFE_OPEN)
-        return refuse(w, resume_point(st), "run %s created no sandbox and launched nothing, "
-                      "so there is nothing to tear down and the run stays open; it goes on "
-                      "with", st->run_id);
+    if (s == LIFE_NONE || s == LIFE_OPEN)
+        return nothing_to_undo(w, s, "tear down");
     if (passed(st, PH_CLEANUP) || st->phase == RUN_FAILED)
         return 1;
     const state_phase_result *c = result_of(st, PH_CLEANUP);

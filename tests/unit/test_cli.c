@@ -43,10 +43,7 @@ static void world_close(world *w)
 /* Runs band-smoke with up to three arguments; checks no canary leaked. */
 static int smoke(world *w, tk_result *r, const char *a, const char *b, const char *c)
 {
-    const char *bin = getenv("BAND_SMOKE");
-    char *argv[] = {(char *)(bin ? bin : SMOKE_BINARY_DIR "/band-smoke"), (char *)a,
-                    (char *)b, (char *)c, NULL};
-    tk_run(argv, w->env, 60000, r);
+    tk_smoke(w->env, r, a, b, c);
     UNIT_CHECK(strstr(r->output, CANARY) == NULL, "canary printed by band-smoke %s", a);
     return r->status;
 }

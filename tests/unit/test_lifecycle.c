@@ -78,11 +78,7 @@ static void world_close(world *w)
 
 static int smoke(world *w, tk_result *r, const char *a, const char *b, const char *c)
 {
-    const char *bin = getenv("BAND_SMOKE");
-    char *argv[] = {(char *)(bin ? bin : SMOKE_BINARY_DIR "/band-smoke"), (char *)a,
-                    (char *)b, (char *)c, NULL};
-    tk_run(argv, w->env, 60000, r);
-    return r->status;
+    return tk_smoke(w->env, r, a, b, c);
 }
 
 /* ---- preparing a run in each state -------------------------------------- */
