@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -389,19 +390,44 @@ static int ctest_says(const char *out, const char *test, const char *want)
     return hit && (!eol || hit < eol);
 }
 
-/* One `ctest --test-dir BUILD -R phase --output-on-failure`, as the
- * operator types it; returns its status, *out holds what it printed. */
-static int ctest_pass(rehearsal *r, run_out *out)
+/* The build folder's phase tests, as they are (same commands, same
+ * properties), in a folder of the world's own: this rehearsal often runs
+ * under ctest in the build folder, and two ctest processes must not share
+ * one Testing/ folder. 1 on success. */
+static int phase_tests_copy(rehearsal *r, char *dir, size_t cap)
 {
-    char ctest[W_PATH], build[W_PATH];
-    if (!check(r, find_ctest(ctest, sizeof ctest), "no ctest on PATH")) {
-        out->text = NULL;
-        return -1;
-    }
+    char build[W_PATH];
     snprintf(build, sizeof build, "%s", r->w.band_smoke);
     *strrchr(build, '/') = '\0';
-    char *argv[] = {ctest, "--test-dir", build, "-R", "phase", "--output-on-failure", NULL};
-    say(r, "$ ctest --test-dir %s -R phase --output-on-failure", build);
+    char *from = tk_path(build, "CTestTestfile.cmake");
+    char *text = tk_read(from, NULL);
+    free(from);
+    snprintf(dir, cap, "%s/ctest", r->w.root);
+    mkdir(dir, 0700);
+    char *to = tk_path(dir, "CTestTestfile.cmake");
+    FILE *fp = text ? fopen(to, "w") : NULL;
+    for (char *save = NULL, *line = fp ? strtok_r(text, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save))
+        if (strncmp(line, "subdirs(", 8) != 0) /* the phases only */
+            fprintf(fp, "%s\n", line);
+    int ok = fp && fclose(fp) == 0;
+    free(to);
+    free(text);
+    return check(r, ok, "cannot copy the phase tests of %s", build);
+}
+
+/* One `ctest --test-dir BUILD -R phase --output-on-failure`, as the
+ * operator types it (BUILD being the copy above); returns its status,
+ * *out holds what it printed. */
+static int ctest_pass(rehearsal *r, run_out *out)
+{
+    char ctest[W_PATH], dir[W_PATH];
+    out->text = NULL;
+    if (!check(r, find_ctest(ctest, sizeof ctest), "no ctest on PATH") ||
+        !phase_tests_copy(r, dir, sizeof dir))
+        return -1;
+    char *argv[] = {ctest, "--test-dir", dir, "-R", "phase", "--output-on-failure", NULL};
+    say(r, "$ ctest --test-dir %s -R phase --output-on-failure", dir);
     return run_child(&r->w, argv, 600000, "          | ", out);
 }
 
