@@ -7,6 +7,7 @@
 
 #include "engine.h"
 #include "launch.h"
+#include "lifecycle.h"
 #include "provision.h"
 
 const char act_scope[] =
@@ -101,8 +102,9 @@ void act_report(phase_env *env)
 }
 
 /* Reap room then agent, each on its own (a failed reap keeps its id for the
- * next attempt), stop the agent, and end the run: completed, unless it was
- * already marked failed, which no cleanup may turn into a pass. */
+ * next attempt), stop the agent, and end the run: failed when it was marked
+ * failed or a phase of it failed (no cleanup turns that into a pass),
+ * completed otherwise (docs/lifecycle.md). */
 void act_cleanup(phase_env *env)
 {
     smoke_ctx *ctx = env->ctx;
@@ -120,8 +122,8 @@ void act_cleanup(phase_env *env)
     err_code stopped = launch_stop(st, st, err);
     phase_check(env, stopped == ERR_OK, "stopping the agent failed: %s", err);
 
-    if (reaped == ERR_OK && st->phase != RUN_FAILED)
-        st->phase = RUN_COMPLETED;
+    if (reaped == ERR_OK && stopped == ERR_OK)
+        st->phase = life_end_phase(st, ctx_now(ctx));
     phase_note(env, "%s, %s; agent process %s; run %s",
                had_room ? "room reaped" : "no room to reap",
                had_agent ? "agent reaped"

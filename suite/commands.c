@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "lifecycle.h"
 #include "phases.h"
 #include "redact.h"
 
@@ -76,16 +77,27 @@ static void print_probes(smoke_ctx *ctx)
     }
 }
 
+/* The lifecycle's next step (docs/lifecycle.md), as every phase prints it. */
+static void print_next(smoke_ctx *ctx)
+{
+    char why[1024], cmd[512];
+    engine_next(ctx, why, sizeof why, cmd, sizeof cmd);
+    redact_fprintf(ctx->out, "next: %s\n", why);
+    if (cmd[0])
+        redact_fprintf(ctx->out, "  %s\n", cmd);
+}
+
 int cmd_status(smoke_ctx *ctx)
 {
-    char err[ERR_BUFSZ], why[1024], cmd[512];
+    char err[ERR_BUFSZ];
     err_code rc = ctx_load(ctx, err);
     if (rc != ERR_OK && rc != ERR_NOTFOUND)
         return fail(ctx, rc, err);
     if (ctx->st) {
         char started[CLOCK_ISO_SZ], updated[CLOCK_ISO_SZ];
-        redact_fprintf(ctx->out, "run %s: %s (started %s, updated %s)\nstate: %s\n",
-                       ctx->st->run_id, state_run_phase_name(ctx->st->phase),
+        redact_fprintf(ctx->out, "run %s: %s, lifecycle %s (started %s, updated %s)\n"
+                       "state: %s\n", ctx->st->run_id, state_run_phase_name(ctx->st->phase),
+                       life_name(life_of(ctx->st, ctx_now(ctx), NULL)),
                        clock_format_iso(ctx->st->started_at_ms, started),
                        clock_format_iso(ctx->st->updated_at_ms, updated), ctx->store.path);
         redact_fprintf(ctx->out, "verdict so far: %s\nproven:\n",
@@ -96,10 +108,7 @@ int cmd_status(smoke_ctx *ctx)
     } else {
         redact_fprintf(ctx->out, "no run yet (state folder %s)\n", ctx->store.dir);
     }
-    engine_next(ctx, why, sizeof why, cmd, sizeof cmd);
-    redact_fprintf(ctx->out, "next: %s\n", why);
-    if (cmd[0])
-        redact_fprintf(ctx->out, "  %s\n", cmd);
+    print_next(ctx);
     return 0;
 }
 
@@ -109,22 +118,37 @@ int cmd_record_phase(smoke_ctx *ctx, int argc, char **argv)
     if (argc != 1 || state_run_phase_parse(argv[0], &phase) != ERR_OK)
         return usage(ctx, "record-phase started|awaiting-wifi-recovery|awaiting-sleep-wake|"
                           "daemon-restart|completed|failed");
-    char err[ERR_BUFSZ];
+    char err[ERR_BUFSZ], why[512];
+    if (ctx_lock(ctx, err) != ERR_OK)
+        return fail(ctx, ERR_TIMEOUT, err);
+    err_code rc = ctx_load(ctx, err);
+    if (rc != ERR_OK && rc != ERR_NOTFOUND)
+        return fail(ctx, rc, err);
+    /* A finished run's results are never rewritten (docs/lifecycle.md). */
+    if (!life_allows_record(ctx->st, ctx_now(ctx), phase, why, sizeof why)) {
+        redact_fprintf(ctx->out, "ERROR: %s\n", why);
+        return 1;
+    }
+    if (ctx->st && ctx->st->phase == phase) {
+        redact_fprintf(ctx->out, "run %s: already %s; nothing changed\n", ctx->st->run_id,
+                       state_run_phase_name(phase));
+        return 0;
+    }
     if (phase == RUN_STARTED) {
-        /* The same entry as the start phase: a new or continued run. */
-        if (ctx_lock(ctx, err) != ERR_OK)
-            return fail(ctx, ERR_TIMEOUT, err);
+        /* The same entry as the start phase: a new run only when there is
+         * none or the last one is finished or stale. */
         int rotated = 0;
-        err_code rc = state_open_run(&ctx->store, &ctx->st, &rotated, err);
+        state_free(ctx->st); /* state_open_run loads (and may rotate) it afresh */
+        ctx->st = NULL;
+        rc = state_open_run(&ctx->store, &ctx->st, &rotated, err);
         if (rc != ERR_OK)
             return fail(ctx, rc, err);
-    } else if (!open_run(ctx)) {
-        return 1;
     }
     ctx->st->phase = phase;
     if (save_and_render(ctx) != 0)
         return 1;
     redact_fprintf(ctx->out, "run %s: phase %s\n", ctx->st->run_id, state_run_phase_name(phase));
+    print_next(ctx);
     return 0;
 }
 
@@ -142,7 +166,11 @@ int cmd_record_observation(smoke_ctx *ctx, int argc, char **argv)
         return usage(ctx, "record-observation sleep_wake|daemon_restart TEXT...");
     if (!open_run(ctx))
         return 1;
-    char text[STATE_TEXT_SZ];
+    char text[STATE_TEXT_SZ], why[512];
+    if (!life_allows_record(ctx->st, ctx_now(ctx), RUN__COUNT, why, sizeof why)) {
+        redact_fprintf(ctx->out, "ERROR: %s\n", why);
+        return 1;
+    }
     join_words(argc - 1, argv + 1, text, sizeof text);
     if (state_set_residual(ctx->st, argv[0], text) != ERR_OK)
         return usage(ctx, "record-observation sleep_wake|daemon_restart TEXT...");
@@ -184,9 +212,14 @@ int cmd_report(smoke_ctx *ctx)
     }
     if (rc != ERR_OK)
         return fail(ctx, rc, err);
-    rc = engine_render(ctx, err);
+    /* A finished run's reports stand as they were written. */
+    int finished = life_of(ctx->st, ctx_now(ctx), NULL) == LIFE_FINISHED;
+    rc = finished ? ERR_OK : engine_render(ctx, err);
     if (rc != ERR_OK)
         return fail(ctx, rc, err);
+    if (finished)
+        redact_fprintf(ctx->out, "run %s is finished; its reports stand as written\n",
+                       ctx->st->run_id);
     redact_fprintf(ctx->out, "run %s: %s\n  %s/evidence.md\n  %s/junit.xml\n", ctx->st->run_id,
                    state_verdict_name(state_verdict_of(ctx->st)), ctx->store.dir,
                    ctx->store.dir);

@@ -13,6 +13,7 @@
 #include "redact.h"
 
 #define CTX_LOCK_WAIT_MS 10000
+#define CTX_SHARE_NAME "band-sandbox-staging-smoke" /* PREFIX/share/<this> */
 
 /* The launcher is this same executable; find it the portable way: argv[0]
  * resolved against the working directory, or looked up on PATH. */
@@ -48,6 +49,25 @@ static void find_self(const char *argv0, char *out, size_t cap)
     free(copy);
 }
 
+/* Where the project's files are: the checkout this band-smoke was built
+ * from, unless it runs installed (PREFIX/bin/band-smoke beside
+ * PREFIX/share/CTX_SHARE_NAME, which `cmake --install` fills with the
+ * agent payload and the skill): then that share folder, so an installed
+ * copy works without the checkout. */
+static void find_project_root(const char *self_exe, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", SMOKE_SOURCE_DIR);
+    const char *slash = strrchr(self_exe, '/');
+    if (!slash)
+        return;
+    char share[PATH_MAX], payload[PATH_MAX + 64], resolved[PATH_MAX];
+    snprintf(share, sizeof share, "%.*s/../share/%s", (int)(slash - self_exe), self_exe,
+             CTX_SHARE_NAME);
+    snprintf(payload, sizeof payload, "%s/fixtures/sandbox-agent/agent.py", share);
+    if (access(payload, R_OK) == 0 && realpath(share, resolved))
+        keep_if_fits(resolved, out, cap);
+}
+
 err_code ctx_init(smoke_ctx *ctx, const char *argv0, char *err)
 {
     memset(ctx, 0, sizeof *ctx);
@@ -56,7 +76,9 @@ err_code ctx_init(smoke_ctx *ctx, const char *argv0, char *err)
     ctx->clock = clock_system();
     find_self(argv0, ctx->self_exe, sizeof ctx->self_exe);
 
-    err_code rc = config_load(&ctx->cfg, SMOKE_SOURCE_DIR, err);
+    char root[CONFIG_PATH_SZ];
+    find_project_root(ctx->self_exe, root, sizeof root);
+    err_code rc = config_load(&ctx->cfg, root, err);
     if (rc != ERR_OK)
         return rc;
     rc = agentlog_patterns_from_env(&ctx->patterns, err);

@@ -30,7 +30,9 @@ typedef struct smoke_ctx {
 } smoke_ctx;
 
 /* Reads settings and log patterns, prepares the state folder. Does not load
- * the run state. ERR_CONFIG / ERR_IO with a message. */
+ * the run state. The project root is the checkout it was built from, or,
+ * for a copy `cmake --install` put in PREFIX/bin, PREFIX/share/
+ * band-sandbox-staging-smoke. ERR_CONFIG / ERR_IO with a message. */
 err_code ctx_init(smoke_ctx *ctx, const char *argv0, char *err);
 
 /* Takes the state lock (waits up to 10 s) for a writing invocation. */

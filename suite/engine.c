@@ -4,6 +4,7 @@
 
 #include "gates.h"
 #include "launch.h"
+#include "lifecycle.h"
 #include "redact.h"
 #include "report.h"
 #include "runner.h"
@@ -39,26 +40,26 @@ static int persist(smoke_ctx *ctx)
 
 static int already_passed(smoke_ctx *ctx, const phase_def *def)
 {
-    if (!ctx->st)
-        return 0;
-    /* A finished or stale run is never continued, so its passed start does
-     * not count: start will archive it and begin a new run. */
-    if (def->id == PH_START &&
-        (state_is_terminal(ctx->st) || state_is_stale(ctx->st, ctx_now(ctx))))
+    if (!ctx->st || !life_done(ctx->st, ctx_now(ctx), def->id))
         return 0;
     const state_phase_result *r = state_phase(ctx->st, def->name);
-    if (!r || r->status != RESULT_PASSED)
-        return 0;
     char when[CLOCK_ISO_SZ];
-    ctx_say(ctx, "%s already passed at %s; not re-run (--again forces it)", def->ctest_name,
-        clock_format_iso(r->at_ms, when));
+    if (life_of(ctx->st, ctx_now(ctx), NULL) == LIFE_FINISHED)
+        ctx_say(ctx, "run %s is finished; %s is not re-run (it %s at %s); a new run starts "
+                "with phase.01", ctx->st->run_id, def->ctest_name, state_result_name(r->status),
+                clock_format_iso(r->at_ms, when));
+    else
+        ctx_say(ctx, "%s already passed at %s; not re-run (--again forces it)", def->ctest_name,
+                clock_format_iso(r->at_ms, when));
     return 1;
 }
 
+/* A skip is written only where it replaces nothing (lifecycle.h): the
+ * saved reports keep a phase's failure, and a finished run is read-only. */
 static int skip(smoke_ctx *ctx, const phase_def *def, const gate_verdict *gate)
 {
     ctx_say(ctx, "SKIPPED: %s", gate->reason);
-    if (ctx->st) {
+    if (ctx->st && life_may_record_skip(ctx->st, ctx_now(ctx), def->id)) {
         state_set_phase(ctx->st, def->name, RESULT_SKIPPED, ctx_now(ctx), 0, gate->reason);
         if (!persist(ctx))
             return ENGINE_EXIT_FAILED;
@@ -127,23 +128,21 @@ static int record(smoke_ctx *ctx, const phase_def *def, const phase_env *env,
     return res->passed ? ENGINE_EXIT_PASSED : ENGINE_EXIT_FAILED;
 }
 
-/* A stop signal (sig.h) ended the phase before it passed: recorded as
- * interrupted (a failed result whose detail says so, the state kept
- * readable), and band-smoke exits 128 + the signal. */
-static int record_interrupted(smoke_ctx *ctx, const phase_def *def, const runner_result *res,
-                              int64_t started_at)
+int engine_record_interrupted(smoke_ctx *ctx, const phase_def *def, const char *signame,
+                              int64_t started_at, int exit_code)
 {
-    char detail[sizeof res->message + 64];
-    snprintf(detail, sizeof detail, "interrupted by %s%s%s", sig_name(sig_pending()),
-             res->message[0] ? ": " : "", res->message);
+    char detail[STATE_TEXT_SZ], cmd[256];
+    phase_command(def, cmd, sizeof cmd);
+    snprintf(detail, sizeof detail, "interrupted by %.32s before it finished; the run stays "
+             "where it was: run it again with: %s", signame, cmd);
+    ctx_say(ctx, "INTERRUPTED %s: %s", def->ctest_name, detail);
     if (ctx->st) {
-        state_set_phase(ctx->st, def->name, RESULT_FAILED, started_at, res->duration_ms, detail);
+        state_set_phase(ctx->st, def->name, RESULT_SKIPPED, started_at,
+                        ctx_now(ctx) - started_at, detail);
         persist(ctx);
-    }
-    ctx_say(ctx, "INTERRUPTED %s: %s; the run state is kept", def->ctest_name, detail);
-    if (ctx->st)
         tell_next(ctx);
-    return sig_exit_code();
+    }
+    return exit_code;
 }
 
 /* A launch killed by SIGKILL leaves its key file: the next step, under the
@@ -190,45 +189,90 @@ int engine_run_phase(smoke_ctx *ctx, const phase_def *def, int again)
         return ENGINE_EXIT_FAILED;
     }
     if (!res.passed && sig_pending())
-        return record_interrupted(ctx, def, &res, started_at);
+        return engine_record_interrupted(ctx, def, sig_name(sig_pending()), started_at,
+                                         sig_exit_code());
     return record(ctx, def, &env, &res, started_at);
 }
 
-/* The first phase, in order, that has not passed; gated ones say why. */
+/* What the lifecycle says comes next (docs/lifecycle.md, "next:"). Every
+ * command named here runs in the state the run is in: a phase the
+ * lifecycle or a gate would refuse is never named, only what unblocks it. */
 void engine_next(smoke_ctx *ctx, char *why, size_t why_cap, char *cmd, size_t cmd_cap)
 {
     cmd[0] = '\0';
-    if (!ctx->st) {
+    state_t *st = ctx->st;
+    int64_t now = ctx_now(ctx);
+    phase_id failed;
+    life_state s = life_of(st, now, &failed);
+    const char *verdict = st ? state_verdict_name(state_verdict_of(st)) : "";
+    switch (s) {
+    case LIFE_NONE:
         snprintf(why, why_cap, "no run yet: start one");
         phase_command(phase_get(PH_START), cmd, cmd_cap);
         return;
+    case LIFE_FINISHED:
+        snprintf(why, why_cap, "run %s is finished (%s, verdict %s; evidence: %s/evidence.md); "
+                 "a new run starts with", st->run_id, state_run_phase_name(st->phase), verdict,
+                 ctx->store.dir);
+        phase_command(phase_get(PH_START), cmd, cmd_cap);
+        return;
+    case LIFE_STALE:
+        snprintf(why, why_cap, "run %s has been idle for over 12 h and is never continued; a new "
+                 "run (which archives it and reaps what it still records) starts with",
+                 st->run_id);
+        phase_command(phase_get(PH_START), cmd, cmd_cap);
+        return;
+    case LIFE_ENDED: {
+        phase_id next = life_done(st, now, PH_REPORT) ? PH_TEARDOWN : PH_REPORT;
+        snprintf(why, why_cap, "run %s has ended (%s, verdict %s); %s finishes it",
+                 st->run_id, state_run_phase_name(st->phase), verdict,
+                 phase_get(next)->ctest_name);
+        phase_command(phase_get(next), cmd, cmd_cap);
+        return;
     }
-    if (state_is_terminal(ctx->st) || state_is_stale(ctx->st, ctx_now(ctx))) {
-        const state_phase_result *td = state_phase(ctx->st, phase_get(PH_TEARDOWN)->name);
-        if (td && td->status == RESULT_PASSED) {
-            snprintf(why, why_cap, "run %s is finished (%s); a new run starts with",
-                     ctx->st->run_id, state_run_phase_name(ctx->st->phase));
-            phase_command(phase_get(PH_START), cmd, cmd_cap);
-            return;
-        }
+    case LIFE_CLOSING:
+    case LIFE_FAILING: {
+        if (s == LIFE_FAILING)
+            snprintf(why, why_cap, "run %s: %s failed, so the run ends (verdict %s): cleanup, "
+                     "then report and teardown (or retry %s alone first)", st->run_id,
+                     phase_get(failed)->ctest_name, verdict, phase_get(failed)->ctest_name);
+        else
+            snprintf(why, why_cap, "run %s was marked %s: cleanup, then report and teardown "
+                     "end it (verdict %s)", st->run_id, state_run_phase_name(st->phase),
+                     verdict);
+        phase_command(phase_get(PH_CLEANUP), cmd, cmd_cap);
+        return;
     }
-    /* The last phase is held whenever any checkpoint holds the run, and
-     * its reason carries the operator instruction and the resume command. */
+    default:
+        break;
+    }
+    /* OPEN or ACTIVE. The last phase is held whenever a checkpoint holds
+     * the run, and its reason carries the operator instruction. */
     gate_verdict held;
     if (gate_held(ctx, PH_TEARDOWN, &held)) {
         snprintf(why, why_cap, "%s", held.reason);
+        snprintf(cmd, cmd_cap, "%s", held.cmd);
         return;
     }
+    /* Otherwise the first phase not passed, or what unblocks it. */
     for (int i = 0; i < PH__COUNT; i++) {
         const phase_def *d = phase_get((phase_id)i);
-        const state_phase_result *r = state_phase(ctx->st, d->name);
-        if (r && r->status == RESULT_PASSED)
+        if (life_done(st, now, d->id))
             continue;
-        snprintf(why, why_cap, "%s (%s)%s%s", d->ctest_name, d->title,
-                 r ? ", last " : "", r ? state_result_name(r->status) : "");
+        gate_verdict gate;
+        gate_check(ctx, d->id, &gate);
+        if (!gate.open) {
+            snprintf(why, why_cap, "%s", gate.reason);
+            snprintf(cmd, cmd_cap, "%s", gate.cmd);
+            return;
+        }
+        const state_phase_result *r = state_phase(st, d->name);
+        snprintf(why, why_cap, "%s (%s)%s", d->ctest_name, d->title,
+                 r && r->status == RESULT_FAILED
+                     ? ", last failed: fix what it names, then run it again" : "");
         phase_command(d, cmd, cmd_cap);
         return;
     }
     snprintf(why, why_cap, "every phase of run %s has passed; evidence: %s/evidence.md",
-             ctx->st->run_id, ctx->store.dir);
+             st->run_id, ctx->store.dir);
 }

@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lifecycle.h"
 #include "platform.h"
 
+/* Which runs a phase may touch at all is the lifecycle's (lifecycle.h);
+ * NEED_NOTHING marks the phases whose other rules do not apply. */
 typedef enum run_need {
-    NEED_NOTHING, /* runs with or without a run (report) */
-    NEED_ANY_RUN, /* a run exists, even finished or stale (cleanup) */
-    NEED_ACTIVE   /* a run that may be continued */
+    NEED_NOTHING, /* start, report: the lifecycle alone decides */
+    NEED_RUN      /* the rules below apply too */
 } run_need;
 
 typedef int (*gate_fn)(smoke_ctx *ctx, gate_verdict *out);
@@ -24,23 +26,22 @@ typedef struct gate_rule {
 static int agent_running(smoke_ctx *ctx, gate_verdict *out);
 static int wifi_evidence(smoke_ctx *ctx, gate_verdict *out);
 static int sleep_evidence(smoke_ctx *ctx, gate_verdict *out);
-static int cleanup_or_failed(smoke_ctx *ctx, gate_verdict *out);
 
 #define NONE PH__COUNT
 static const gate_rule rules[PH__COUNT] = {
     [PH_START]            = {NEED_NOTHING, NONE, NULL, NULL},
-    [PH_PREFLIGHT]        = {NEED_ACTIVE, PH_START, NULL, NULL},
-    [PH_SANDBOX]          = {NEED_ACTIVE, PH_PREFLIGHT, NULL, NULL},
-    [PH_LAUNCH]           = {NEED_ACTIVE, PH_SANDBOX, NULL, NULL},
-    [PH_INITIAL]          = {NEED_ACTIVE, PH_LAUNCH, NULL, agent_running},
-    [PH_WIFI_CHECKPOINT]  = {NEED_ACTIVE, NONE, "initial", NULL},
-    [PH_AFTER_WIFI]       = {NEED_ACTIVE, PH_WIFI_CHECKPOINT, NULL, wifi_evidence},
-    [PH_SLEEP_CHECKPOINT] = {NEED_ACTIVE, NONE, "after-wifi-reconnect", NULL},
-    [PH_AFTER_SLEEP]      = {NEED_ACTIVE, PH_SLEEP_CHECKPOINT, NULL, sleep_evidence},
-    [PH_DAEMON_RESTART]   = {NEED_ACTIVE, NONE, "after-sleep-wake", NULL},
-    [PH_CLEANUP]          = {NEED_ANY_RUN, NONE, NULL, NULL},
+    [PH_PREFLIGHT]        = {NEED_RUN, PH_START, NULL, NULL},
+    [PH_SANDBOX]          = {NEED_RUN, PH_PREFLIGHT, NULL, NULL},
+    [PH_LAUNCH]           = {NEED_RUN, PH_SANDBOX, NULL, NULL},
+    [PH_INITIAL]          = {NEED_RUN, PH_LAUNCH, NULL, agent_running},
+    [PH_WIFI_CHECKPOINT]  = {NEED_RUN, NONE, "initial", NULL},
+    [PH_AFTER_WIFI]       = {NEED_RUN, PH_WIFI_CHECKPOINT, NULL, wifi_evidence},
+    [PH_SLEEP_CHECKPOINT] = {NEED_RUN, NONE, "after-wifi-reconnect", NULL},
+    [PH_AFTER_SLEEP]      = {NEED_RUN, PH_SLEEP_CHECKPOINT, NULL, sleep_evidence},
+    [PH_DAEMON_RESTART]   = {NEED_RUN, NONE, "after-sleep-wake", NULL},
+    [PH_CLEANUP]          = {NEED_RUN, NONE, NULL, NULL},
     [PH_REPORT]           = {NEED_NOTHING, NONE, NULL, NULL},
-    [PH_TEARDOWN]         = {NEED_ANY_RUN, NONE, NULL, cleanup_or_failed},
+    [PH_TEARDOWN]         = {NEED_RUN, NONE, NULL, NULL},
 };
 
 /* Which checkpoint holds which phases, and which phase releases it. */
@@ -58,17 +59,21 @@ static const hold_rule holds[] = {
      "sleep the host for about a minute, then wake it"},
 };
 
-static int close_gate(gate_verdict *out, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int close_gate(gate_verdict *out, const char *fmt, ...)
+/* Closes the gate; `cmd` (may be "") is the command that goes on. */
+static int close_gate_to(gate_verdict *out, const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int close_gate_to(gate_verdict *out, const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(out->reason, sizeof out->reason, fmt, ap);
     va_end(ap);
+    snprintf(out->cmd, sizeof out->cmd, "%s", cmd);
     out->open = 0;
     return 0;
 }
+
+#define close_gate(out, ...) close_gate_to((out), "", __VA_ARGS__)
 
 static void command_for(phase_id id, char *buf, size_t cap)
 {
@@ -88,41 +93,16 @@ int gate_held(const smoke_ctx *ctx, phase_id id, gate_verdict *out)
         const state_phase_result *rs = state_phase(st, phase_get(h->resume)->name);
         if (!cp || cp->status != RESULT_PASSED)
             continue;
-        if (rs && rs->status == RESULT_PASSED && rs->at_ms >= cp->at_ms)
+        /* passed: released; failed: the run ends (lifecycle FAILING) */
+        if (rs && rs->status != RESULT_SKIPPED && rs->at_ms >= cp->at_ms)
             continue;
         char resume[256];
         command_for(h->resume, resume, sizeof resume);
-        if (rs && rs->status == RESULT_FAILED && rs->at_ms >= cp->at_ms)
-            close_gate(out, "run %s: %s failed after the %s (%.200s); retry it with: "
-                       "%s, or give the run up (cleanup then runs) with: band-smoke "
-                       "record-phase failed", st->run_id, phase_get(h->resume)->ctest_name,
-                       phase_get(h->checkpoint)->title, rs->detail, resume);
-        else
-            close_gate(out, "run %s waits at the %s: %s, then resume with: %s",
-                       st->run_id, phase_get(h->checkpoint)->title, h->instruction, resume);
+        close_gate_to(out, resume, "run %s waits at the %s: %s, then resume with: %s",
+                      st->run_id, phase_get(h->checkpoint)->title, h->instruction, resume);
         return 1;
     }
     return 0;
-}
-
-static int run_ok(smoke_ctx *ctx, run_need need, gate_verdict *out)
-{
-    char start[256];
-    command_for(PH_START, start, sizeof start);
-    if (need == NEED_NOTHING)
-        return 1;
-    const state_t *st = ctx->st;
-    if (!st)
-        return close_gate(out, "no run has started yet; start one with: %s", start);
-    if (need == NEED_ANY_RUN)
-        return 1;
-    if (state_is_terminal(st))
-        return close_gate(out, "run %s is %s and is never continued; start a new run with: %s",
-                          st->run_id, state_run_phase_name(st->phase), start);
-    if (state_is_stale(st, ctx_now(ctx)))
-        return close_gate(out, "run %s has been idle for over 12 h and is never continued; "
-                          "start a new run with: %s", st->run_id, start);
-    return 1;
 }
 
 static int after_ok(smoke_ctx *ctx, phase_id after, gate_verdict *out)
@@ -135,9 +115,9 @@ static int after_ok(smoke_ctx *ctx, phase_id after, gate_verdict *out)
         return 1;
     char cmd[256];
     command_for(after, cmd, sizeof cmd);
-    return close_gate(out, "%s has not passed in run %s (%s); run it first: %s",
-                      need->ctest_name, ctx->st->run_id,
-                      r ? state_result_name(r->status) : "not run", cmd);
+    return close_gate_to(out, cmd, "%s has not passed in run %s (%s); run it first: %s",
+                         need->ctest_name, ctx->st->run_id,
+                         r ? state_result_name(r->status) : "not run", cmd);
 }
 
 static const phase_def *phase_of_probe(const char *label)
@@ -162,19 +142,23 @@ static int probe_ok(smoke_ctx *ctx, const char *label, gate_verdict *out)
     if (d)
         phase_command(d, cmd, sizeof cmd);
     if (!p)
-        return close_gate(out, "the '%s' probe has not run in run %s; run it first: %s",
-                          label, ctx->st->run_id, cmd);
-    return close_gate(out, "the latest '%s' probe failed (%s); retry it first: %s",
-                      label, p->detail, cmd);
+        return close_gate_to(out, cmd, "the '%s' probe has not run in run %s; run it first: %s",
+                             label, ctx->st->run_id, cmd);
+    return close_gate_to(out, cmd, "the latest '%s' probe failed (%s); retry it first: %s",
+                         label, p->detail, cmd);
 }
 
 void gate_check(smoke_ctx *ctx, phase_id id, gate_verdict *out)
 {
     const gate_rule *r = &rules[id];
     memset(out, 0, sizeof *out);
-    out->open = run_ok(ctx, r->run, out) && !gate_held(ctx, id, out) &&
-                (r->run == NEED_NOTHING || after_ok(ctx, r->after, out)) &&
-                (r->run == NEED_NOTHING || probe_ok(ctx, r->probe, out)) &&
+    if (gate_held(ctx, id, out))
+        return;
+    out->open = life_allows(ctx->st, ctx_now(ctx), id, out->reason, sizeof out->reason,
+                            out->cmd, sizeof out->cmd);
+    if (!out->open || r->run == NEED_NOTHING)
+        return;
+    out->open = after_ok(ctx, r->after, out) && probe_ok(ctx, r->probe, out) &&
                 (!r->evidence || r->evidence(ctx, out));
 }
 
@@ -183,30 +167,37 @@ void gate_check(smoke_ctx *ctx, phase_id id, gate_verdict *out)
 static int agent_running(smoke_ctx *ctx, gate_verdict *out)
 {
     const state_agent_process *ap = &ctx->st->agent_process;
-    char launch[256];
+    char launch[256], again[256];
     command_for(PH_LAUNCH, launch, sizeof launch);
+    phase_smoke_command("phase launch --again", again, sizeof again);
     if (ap->generation == 0)
-        return close_gate(out, "no agent has been launched in run %s; launch it with: %s",
-                          ctx->st->run_id, launch);
+        return close_gate_to(out, launch, "no agent has been launched in run %s; launch it "
+                             "with: %s", ctx->st->run_id, launch);
     if (!plat_proc_alive((pid_t)ap->pid, ap->start_token))
-        return close_gate(out, "the agent (launch generation %d) is no longer running%s%s; "
-                          "relaunch it with: %s --again", ap->generation,
-                          ap->exit_detail[0] ? ": " : "", ap->exit_detail, launch);
+        return close_gate_to(out, again, "the agent (launch generation %d) is no longer "
+                             "running%s%s; relaunch it with: %s", ap->generation,
+                             ap->exit_detail[0] ? ": " : "", ap->exit_detail, again);
     if (ap->ready_at_ms == 0)
-        return close_gate(out, "the agent (launch generation %d) never logged its readiness "
-                          "line; relaunch it with: %s --again", ap->generation, launch);
+        return close_gate_to(out, again, "the agent (launch generation %d) never logged its "
+                             "readiness line; relaunch it with: %s", ap->generation, again);
     return 1;
 }
 
+/* A relaunched agent cannot prove the Wi-Fi cycle, and nothing in this
+ * run can bring the original back: the way on is to give the run up. */
 static int same_agent_as_initial(smoke_ctx *ctx, gate_verdict *out)
 {
     const state_probe *initial = state_latest_probe(ctx->st, "initial");
     int gen = ctx->st->agent_process.generation;
+    char give_up[256];
+    phase_smoke_command("record-phase failed", give_up, sizeof give_up);
     if (!initial || initial->generation != gen)
-        return close_gate(out, "the running agent (launch generation %d) is not the one that "
-                          "passed the initial probe (generation %d): the Wi-Fi cycle must be "
-                          "survived by the same process; start a new run with the start phase",
-                          gen, initial ? initial->generation : 0);
+        return close_gate_to(out, give_up,
+                             "the running agent (launch generation %d) is not the one that "
+                             "passed the initial probe (generation %d): the Wi-Fi cycle must be "
+                             "survived by the same process; give this run up (cleanup, report "
+                             "and teardown then end it) with: %s",
+                             gen, initial ? initial->generation : 0, give_up);
     return agent_running(ctx, out);
 }
 
@@ -221,7 +212,7 @@ static int no_reconnect(smoke_ctx *ctx, const agentlog_scan *scan, const char *c
     clock_format_iso(scan->disconnect.at_ms, when);
     clock_format_duration(since, waited);
     if (since < window)
-        return close_gate(out, "agent.log shows the WebSocket disconnect at %s but no "
+        return close_gate_to(out, cmd, "agent.log shows the WebSocket disconnect at %s but no "
                           "reconnect after it yet (looked for \"%s\" in %s); turn Wi-Fi back "
                           "on, wait for the reconnect line, then run: %s",
                           when, ctx->patterns.reconnect, ctx->agent_log, cmd);
@@ -252,7 +243,7 @@ static int wifi_evidence(smoke_ctx *ctx, gate_verdict *out)
                            &ctx->patterns, &scan, err) != ERR_OK)
         return close_gate(out, "cannot read agent.log: %s", err);
     if (!scan.disconnect.at_ms)
-        return close_gate(out, "agent.log shows no WebSocket disconnect since the Wi-Fi "
+        return close_gate_to(out, cmd, "agent.log shows no WebSocket disconnect since the Wi-Fi "
                           "checkpoint at %s (looked for \"%s\" in %s); turn Wi-Fi off until "
                           "it appears, turn it back on, then run: %s",
                           when, ctx->patterns.disconnect, ctx->agent_log, cmd);
@@ -290,21 +281,9 @@ static int sleep_evidence(smoke_ctx *ctx, gate_verdict *out)
         snprintf(got, sizeof got, "unknown (host rebooted?)");
     else
         clock_format_duration(slept, got);
-    return close_gate(out, "no host sleep of 30 s or more measured since the sleep checkpoint "
+    return close_gate_to(out, cmd, "no host sleep of 30 s or more measured since the sleep checkpoint "
                       "at %s (measured: %s) and no operator confirmation; sleep the host for "
                       "about a minute, wake it, then run: %s (if the host did sleep, confirm "
                       "it first with: %s confirm sleep-wake)",
                       when, got, cmd, ctx->self_exe[0] ? ctx->self_exe : "band-smoke");
-}
-
-static int cleanup_or_failed(smoke_ctx *ctx, gate_verdict *out)
-{
-    const state_phase_result *c = state_phase(ctx->st, phase_get(PH_CLEANUP)->name);
-    if ((c && c->status == RESULT_PASSED) || ctx->st->phase == RUN_FAILED)
-        return 1;
-    char cmd[256];
-    command_for(PH_CLEANUP, cmd, sizeof cmd);
-    return close_gate(out, "teardown removes the sandbox only after cleanup passed or the run "
-                      "was marked failed (run %s: cleanup %s); run: %s",
-                      ctx->st->run_id, c ? state_result_name(c->status) : "not run", cmd);
 }

@@ -6,6 +6,11 @@
  * gate has a reason that says what is missing and what to do, printed as
  * the phase's first line `SKIPPED: <reason>` (exit 77).
  *
+ * Before any of that, the run's lifecycle (lifecycle.h, docs/lifecycle.md)
+ * decides whether the phase may run at all in the state the run is in:
+ * e.g. nothing but cleanup, report and teardown runs on a run marked
+ * failed, and nothing runs on a finished one but a new start.
+ *
  * Checkpoints hold the run: after the Wi-Fi or sleep checkpoint passes,
  * every later phase except the one that resumes it stays closed until that
  * one passes, so one `ctest -R phase` never runs past an operator step.
@@ -31,6 +36,9 @@ typedef struct gate_verdict {
                    failed (e.g. the agent never reconnected within the
                    window): the engine records a failure, not a skip */
     char reason[1024];
+    char cmd[512]; /* closed: the command that goes on, when the reason
+                      names one (the operator may have to act first);
+                      "" otherwise */
 } gate_verdict;
 
 /* Decides whether phase `id` may run now, from ctx->st (NULL = no run),
@@ -38,7 +46,9 @@ typedef struct gate_verdict {
 void gate_check(smoke_ctx *ctx, phase_id id, gate_verdict *out);
 
 /* True when the run waits at an operator checkpoint for `id`; fills the
- * resume instruction. Part of gate_check; exposed for `status`. */
+ * resume instruction. A resume phase that failed after its checkpoint no
+ * longer holds the run: the failure ends it (cleanup follows). Part of
+ * gate_check; exposed for `status`. */
 int gate_held(const smoke_ctx *ctx, phase_id id, gate_verdict *out);
 
 #endif

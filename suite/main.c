@@ -37,6 +37,7 @@ static const char usage_text[] =
     "  report                          render evidence.md and junit.xml now\n"
     "  preflight                       the preflight checks alone\n"
     "  rehearse [ARGS]                 the whole smoke offline, against built-in fakes\n"
+    "  --version                       the suite version, one line\n"
     "exit codes: 0 passed, 1 failed, 2 usage, 77 skipped (gated), 128+N stopped by signal N\n";
 
 static int usage(void)
@@ -141,6 +142,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if (argc >= 2 && !strcmp(argv[1], "_launcher"))
         return launcher_main(argc - 2, argv + 2);
+    if (argc == 2 && !strcmp(argv[1], "--version"))
+        return printf("band-smoke %s\n", SMOKE_VERSION) < 0;
     /* SIGINT, SIGTERM, SIGHUP end the running child's group and the phase
      * is recorded as interrupted (sig.h); exit 128 + the signal. */
     sig_install();

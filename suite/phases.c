@@ -82,6 +82,11 @@ void phase_command(const phase_def *def, char *buf, size_t cap)
              build_dir(), pattern);
 }
 
+void phase_smoke_command(const char *args, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/band-smoke %s", build_dir(), args);
+}
+
 int phase_check_at(phase_env *env, int ok, const char *file, int line,
                    const char *fmt, ...)
 {

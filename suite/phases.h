@@ -67,6 +67,12 @@ const phase_def *phase_find(const char *name);
  * clients: ctest --test-dir BUILD -R '^phase\.05\.initial$' --output-on-failure */
 void phase_command(const phase_def *def, char *buf, size_t cap);
 
+/* A band-smoke command line as the operator types it from the project
+ * root: phase_smoke_command("record-phase failed", ...) gives
+ * build/band-smoke record-phase failed. For what ctest cannot pass on
+ * (--again) and the commands that are not phases. */
+void phase_smoke_command(const char *args, char *buf, size_t cap);
+
 /* Reports a failed check inside an action (CUnit assertion with a runtime
  * message). Returns ok so actions can write `if (!phase_check(...)) return;` */
 #define phase_check(env, ok, ...) \

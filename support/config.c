@@ -616,15 +616,41 @@ static err_code check_endpoint(const char *var, const char *url, const char *kin
                              var, err);
 }
 
+void config_check_staging_each(const config *cfg, config_check out[CONFIG_STAGING_SETTINGS])
+{
+    const char *rest_var = cfg->rest_url_var[0] ? cfg->rest_url_var : "BAND_REST_URL";
+    for (int i = 0; i < CONFIG_STAGING_SETTINGS; i++)
+        out[i].err[0] = '\0';
+    out[0].name = rest_var;
+    out[0].rc = check_endpoint(rest_var, cfg->rest_url, "REST", "http", "https", out[0].err);
+    out[1].name = "BAND_WS_URL";
+    out[1].rc = check_endpoint("BAND_WS_URL", cfg->ws_url, "WebSocket", "ws", "wss",
+                               out[1].err);
+    out[2].name = "BAND_API_KEY_USER";
+    out[2].rc = cfg->api_key_user[0]
+                    ? err_set(out[2].err, ERR_OK, "BAND_API_KEY_USER is set")
+                    : err_set(out[2].err, ERR_CONFIG,
+                              "BAND_API_KEY_USER is required (the staging user key)");
+}
+
+/* Every problem at once, production first: the most important code wins
+ * and the message names them all, so no second run finds a new one. */
 err_code config_check_staging(const config *cfg, char *err)
 {
     if (!cfg)
         return err_set(err, ERR_USAGE, "config_check_staging: no config");
-    const char *rest_var = cfg->rest_url_var[0] ? cfg->rest_url_var : "BAND_REST_URL";
-    err_code rc = check_endpoint(rest_var, cfg->rest_url, "REST", "http", "https", err);
-    if (rc == ERR_OK)
-        rc = check_endpoint("BAND_WS_URL", cfg->ws_url, "WebSocket", "ws", "wss", err);
-    if (rc == ERR_OK && !cfg->api_key_user[0])
-        rc = err_set(err, ERR_CONFIG, "BAND_API_KEY_USER is required (the staging user key)");
-    return rc;
+    config_check each[CONFIG_STAGING_SETTINGS];
+    config_check_staging_each(cfg, each);
+    err_code worst = ERR_OK;
+    char all[ERR_BUFSZ] = "";
+    size_t n = 0;
+    for (int i = 0; i < CONFIG_STAGING_SETTINGS; i++) {
+        if (each[i].rc == ERR_OK)
+            continue;
+        if (worst != ERR_PRODUCTION)
+            worst = each[i].rc;
+        int k = snprintf(all + n, sizeof all - n, "%s%s", n ? "; " : "", each[i].err);
+        n = k < 0 ? n : (size_t)k >= sizeof all - n ? sizeof all - 1 : n + (size_t)k;
+    }
+    return worst == ERR_OK ? ERR_OK : err_set(err, worst, "%s", all);
 }

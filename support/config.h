@@ -73,8 +73,9 @@ err_code config_check_api_key(const char *name, const char *value, char *err);
 /* The production guard of design section 6: both URLs set, neither the
  * SDK's production default, no app.band.ai host at all; compared after
  * normalising case, trailing slash and default port (443 for https/wss, 80
- * for http/ws). ERR_CONFIG when a URL is unset or malformed,
- * ERR_PRODUCTION when it points at production. Re-checked by every
+ * for http/ws); BAND_API_KEY_USER set. ERR_PRODUCTION when a URL points at
+ * production, else ERR_CONFIG when anything is unset or malformed; the
+ * message names every problem, not only the first. Re-checked by every
  * Band-touching step. */
 err_code config_check_staging(const config *cfg, char *err);
 
@@ -90,6 +91,17 @@ err_code config_check_staging(const config *cfg, char *err);
  * here: config_check_staging does that first. */
 typedef enum config_url_kind { CONFIG_URL_REST, CONFIG_URL_WS } config_url_kind;
 err_code config_url_usable(const char *url, config_url_kind kind, const char *var, char *err);
+
+/* The same checks one setting at a time, for preflight's one line per
+ * setting: the REST URL (named by the alias it came from), BAND_WS_URL,
+ * BAND_API_KEY_USER, in that order; each rc ERR_OK or as above. */
+#define CONFIG_STAGING_SETTINGS 3
+typedef struct config_check {
+    const char *name; /* the setting's name (static) */
+    err_code rc;
+    char err[ERR_BUFSZ]; /* what is wrong, never the value */
+} config_check;
+void config_check_staging_each(const config *cfg, config_check out[CONFIG_STAGING_SETTINGS]);
 
 /* One URL: 1 when production (an app.band.ai host, any scheme), 0 when not. */
 int config_url_is_production(const char *url);

@@ -99,3 +99,12 @@ void tk_result_free(tk_result *r)
     free(r->output);
     r->output = NULL;
 }
+
+int tk_smoke(char *const env[], tk_result *out, const char *a, const char *b, const char *c)
+{
+    const char *bin = getenv("BAND_SMOKE");
+    char *argv[] = {(char *)(bin && *bin ? bin : SMOKE_BINARY_DIR "/band-smoke"), (char *)a,
+                    (char *)b, (char *)c, NULL};
+    tk_run(argv, env, 60000, out);
+    return out->status;
+}

@@ -14,4 +14,9 @@ typedef struct tk_result {
 void tk_run(char *const argv[], char *const env[], int timeout_ms, tk_result *out);
 void tk_result_free(tk_result *r);
 
+/* The band-smoke under test ($BAND_SMOKE, which ctest sets, else the
+ * build's) run with up to three arguments (NULL ends them) and `env`, for
+ * at most 60 s. Returns the exit status (also in out->status). */
+int tk_smoke(char *const env[], tk_result *out, const char *a, const char *b, const char *c);
+
 #endif

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -269,9 +270,7 @@ static void scenario_sandbox_vanish(rehearsal *r)
     host_sleep(r);
     step_phase(r, "after-sleep-wake", 1);
     check_evidence_says(r, "missing");
-    step_phase(r, "cleanup", 77); /* held: the operator decides, retry or give up */
-    say(r, "the operator gives the run up");
-    step_smoke(r, 0, "record-phase", "failed", NULL);
+    say(r, "the failure ends the run: cleanup, report and teardown follow");
     finish_run(r, 0, 0);
     check_reports(r, "FAIL");
 }
@@ -469,6 +468,163 @@ static void scenario_ctrl_c(rehearsal *r)
     finish_run(r, 0, 0);
 }
 
+/* ---- abandon through ctest --------------------------------------------- */
+
+/* ctest as the operator types it: found on PATH like a shell would. */
+static int find_ctest(char *out, size_t cap)
+{
+    const char *path = getenv("PATH");
+    char *copy = strdup(path ? path : "/usr/bin:/usr/local/bin");
+    int found = 0;
+    for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir && !found;
+         dir = strtok_r(NULL, ":", &save)) {
+        snprintf(out, cap, "%s/ctest", dir);
+        found = access(out, X_OK) == 0;
+    }
+    free(copy);
+    return found;
+}
+
+/* The line ctest prints for one test contains `want` ("Passed", ...). */
+static int ctest_says(const char *out, const char *test, const char *want)
+{
+    char key[96];
+    snprintf(key, sizeof key, "%s .", test);
+    const char *line = strstr(out, key);
+    const char *eol = line ? strchr(line, '\n') : NULL;
+    const char *hit = line ? strstr(line, want) : NULL;
+    return hit && (!eol || hit < eol);
+}
+
+/* The build folder's phase tests, as they are (same commands, same
+ * properties), in a folder of the world's own: this rehearsal often runs
+ * under ctest in the build folder, and two ctest processes must not share
+ * one Testing/ folder. 1 on success. */
+static int phase_tests_copy(rehearsal *r, char *dir, size_t cap)
+{
+    char build[W_PATH];
+    snprintf(build, sizeof build, "%s", r->w.band_smoke);
+    *strrchr(build, '/') = '\0';
+    char *from = tk_path(build, "CTestTestfile.cmake");
+    char *text = tk_read(from, NULL);
+    free(from);
+    snprintf(dir, cap, "%s/ctest", r->w.root);
+    mkdir(dir, 0700);
+    char *to = tk_path(dir, "CTestTestfile.cmake");
+    FILE *fp = text ? fopen(to, "w") : NULL;
+    for (char *save = NULL, *line = fp ? strtok_r(text, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save))
+        if (strncmp(line, "subdirs(", 8) != 0) /* the phases only */
+            fprintf(fp, "%s\n", line);
+    int ok = fp && fclose(fp) == 0;
+    free(to);
+    free(text);
+    return check(r, ok, "cannot copy the phase tests of %s", build);
+}
+
+/* One `ctest --test-dir BUILD -R phase --output-on-failure`, as the
+ * operator types it (BUILD being the copy above); returns its status,
+ * *out holds what it printed. */
+static int ctest_pass(rehearsal *r, run_out *out)
+{
+    char ctest[W_PATH], dir[W_PATH];
+    out->text = NULL;
+    if (!check(r, find_ctest(ctest, sizeof ctest), "no ctest on PATH") ||
+        !phase_tests_copy(r, dir, sizeof dir))
+        return -1;
+    char *argv[] = {ctest, "--test-dir", dir, "-R", "phase", "--output-on-failure", NULL};
+    say(r, "$ ctest --test-dir %s -R phase --output-on-failure", dir);
+    return run_child(&r->w, argv, 600000, "          | ", out);
+}
+
+/* The pass ended the run it found (`run_id`, agent `generation`): failed,
+ * cleaned up, torn down, FAIL; no new run, no relaunch, nothing live. */
+static void check_ended_in_place(rehearsal *r, const run_out *out, const char *run_id,
+                                 int generation)
+{
+    static const char *const ran[] = {"phase.11.cleanup", "phase.12.report",
+                                      "phase.13.teardown", NULL};
+    for (int i = 0; ran[i]; i++)
+        check(r, out->text && ctest_says(out->text, ran[i], "Passed"), "%s did not pass",
+              ran[i]);
+    state_t *st = load_state(r);
+    if (st) {
+        check(r, strcmp(st->run_id, run_id) == 0, "the pass began run %s; the run was %s",
+              st->run_id, run_id);
+        check(r, st->agent_process.generation == generation, "the agent was relaunched "
+              "(generation %d, was %d)", st->agent_process.generation, generation);
+        check(r, st->phase == RUN_FAILED, "the run ended %s, expected failed",
+              state_run_phase_name(st->phase));
+        const state_phase_result *td = state_phase(st, "teardown");
+        check(r, td && td->status == RESULT_PASSED, "teardown did not run on that run");
+        check(r, !st->room_id[0] && !st->agent_id[0], "ids left unreaped");
+        state_free(st);
+    }
+    char archive[W_PATH + 32];
+    snprintf(archive, sizeof archive, "%s/state.%s.json", r->w.state_dir, run_id);
+    check(r, access(archive, F_OK) != 0, "run %s was archived: a new run began", run_id);
+    int agents = -1, rooms = -1;
+    tk_band_stats(&r->w.band, &agents, &rooms);
+    say(r, "fake Band: %d live agents, %d live rooms", agents, rooms);
+    check(r, agents == 0 && rooms == 0, "left live: %d agents, %d rooms", agents, rooms);
+    check_reports(r, "FAIL");
+}
+
+static int current_run(rehearsal *r, char *run_id, size_t cap, int *generation)
+{
+    state_t *st = load_state(r);
+    if (!st)
+        return 0;
+    snprintf(run_id, cap, "%s", st->run_id);
+    *generation = st->agent_process.generation;
+    state_free(st);
+    return 1;
+}
+
+/* README's abandon: at the Wi-Fi checkpoint the operator gives up with
+ * `record-phase failed`, then runs `ctest -R phase` as always. That pass
+ * must clean up, report and tear down this very run, render FAIL, and
+ * provision nothing. */
+static void scenario_abandon_through_ctest(rehearsal *r)
+{
+    char run_id[16];
+    int generation;
+    if (!run_phases(r, up_to_wifi) || !current_run(r, run_id, sizeof run_id, &generation))
+        return abandon(r);
+    say(r, "the operator gives the run up at the Wi-Fi checkpoint");
+    step_smoke(r, 0, "record-phase", "failed", NULL);
+    run_out out;
+    int status = ctest_pass(r, &out);
+    check(r, status == 0, "ctest -R phase exit %d, expected 0", status);
+    check(r, out.text && ctest_says(out.text, "phase.01.start", "Skipped"),
+          "phase.01.start was not skipped (a new run?)");
+    check_ended_in_place(r, &out, run_id, generation);
+    run_out_free(&out);
+}
+
+/* Once the agent runs, a failure ends the run in the same `ctest -R phase`
+ * pass: the failed probe, the rest skipped, then cleanup, report and
+ * teardown of that run. */
+static void scenario_fail_through_ctest(rehearsal *r)
+{
+    char run_id[16];
+    int generation;
+    if (!run_phases(r, up_to_launch) || !current_run(r, run_id, sizeof run_id, &generation))
+        return abandon(r);
+    inject_band(r, "every message the user side sends fails",
+                "{\"action\":\"fail_rest\",\"count\":1000,\"status\":500,"
+                "\"match\":\"POST /api/v1/me/chats/\"}");
+    run_out out;
+    int status = ctest_pass(r, &out);
+    check(r, status != 0, "ctest -R phase exit 0 with a failed probe");
+    check(r, out.text && ctest_says(out.text, "phase.05.initial", "Failed"),
+          "phase.05.initial did not fail");
+    check(r, out.text && ctest_says(out.text, "phase.06.wifi-checkpoint", "Skipped"),
+          "phase.06.wifi-checkpoint was not skipped");
+    check_ended_in_place(r, &out, run_id, generation);
+    run_out_free(&out);
+}
+
 const scenario scenarios[] = {
     {.name = "main", .run = scenario_main, .e2e_timeout_s = 20,
      .what = "the whole smoke, phases 01-13, with the three interruptions injected"},
@@ -490,6 +646,12 @@ const scenario scenarios[] = {
      .what = "a corrupt state.json: a clear error, the file untouched"},
     {.name = "record-failed", .run = scenario_record_failed,
      .what = "record-phase failed mid-run: the report says FAIL"},
+    {.name = "abandon-through-ctest", .run = scenario_abandon_through_ctest,
+     .what = "record-phase failed at the Wi-Fi checkpoint, then ctest -R phase: that run "
+             "is cleaned up, FAIL, nothing provisioned"},
+    {.name = "fail-through-ctest", .run = scenario_fail_through_ctest,
+     .what = "the initial probe fails inside ctest -R phase: cleanup, report, teardown of "
+             "that run follow in the same pass, FAIL"},
     {.name = "sigkill", .run = scenario_sigkill,
      .what = "band-smoke killed with SIGKILL at random points: state reads, the run goes on"},
     {.name = "ctrl-c", .run = scenario_ctrl_c,

@@ -43,10 +43,7 @@ static void world_close(world *w)
 /* Runs band-smoke with up to three arguments; checks no canary leaked. */
 static int smoke(world *w, tk_result *r, const char *a, const char *b, const char *c)
 {
-    const char *bin = getenv("BAND_SMOKE");
-    char *argv[] = {(char *)(bin ? bin : SMOKE_BINARY_DIR "/band-smoke"), (char *)a,
-                    (char *)b, (char *)c, NULL};
-    tk_run(argv, w->env, 60000, r);
+    tk_smoke(w->env, r, a, b, c);
     UNIT_CHECK(strstr(r->output, CANARY) == NULL, "canary printed by band-smoke %s", a);
     return r->status;
 }
@@ -217,7 +214,8 @@ static void test_commands_and_usage(void)
     reports_valid(&w, "FAIL");
     UNIT_CHECK(smoke(&w, &r, "phase", "preflight", NULL) == 77, "failed run gated %d",
                r.status);
-    UNIT_CHECK(strstr(r.output, "is failed and is never continued") != NULL, "%s", r.output);
+    UNIT_CHECK(strstr(r.output, "was marked failed and is never continued") != NULL, "%s",
+               r.output);
     tk_result_free(&r);
     UNIT_CHECK(smoke(&w, &r, "report", NULL, NULL) == 0, "report %d", r.status);
     UNIT_CHECK(strstr(r.output, "FAIL") != NULL, "report output %s", r.output);
@@ -251,7 +249,64 @@ static void test_corrupt_state_is_never_touched(void)
     world_close(&w);
 }
 
+/* `band-smoke --version`: one line, the suite version, no run needed. */
+static void test_version(void)
+{
+    world w;
+    world_open(&w);
+    tk_result r;
+    UNIT_CHECK(smoke(&w, &r, "--version", NULL, NULL) == 0, "--version exit %d", r.status);
+    UNIT_CHECK(strcmp(r.output, "band-smoke " SMOKE_VERSION "\n") == 0, "--version printed: %s",
+               r.output);
+    tk_result_free(&r);
+    world_close(&w);
+}
+
+/* `cmake --install` to a fresh prefix gives a band-smoke that works from
+ * there: it knows its version, and its preflight runs and names the
+ * installed project root as where .env.test goes. */
+static void test_installed_copy(void)
+{
+    char *prefix = tk_tmpdir("install");
+    char *argv[] = {"/usr/bin/cmake", "--install", SMOKE_BINARY_DIR, "--prefix", prefix, NULL};
+    tk_result r;
+    tk_run(argv, NULL, 120000, &r);
+    UNIT_CHECK(r.status == 0 && strstr(r.output, "project root"), "cmake --install: %d %s",
+               r.status, r.output);
+    tk_result_free(&r);
+    char *bin = tk_path(prefix, "bin/band-smoke");
+    char *share = tk_path(prefix, "share/band-sandbox-staging-smoke");
+    char *payload = tk_path(share, "fixtures/sandbox-agent/agent.py");
+    UNIT_CHECK(access(bin, X_OK) == 0 && access(payload, R_OK) == 0,
+               "nothing usable installed at %s", prefix);
+    char *state = tk_path(prefix, "state");
+    char env_state[1200];
+    snprintf(env_state, sizeof env_state, "SMOKE_STATE_DIR=%s", state);
+    char *env[] = {env_state, "SMOKE_ENV_FILE=", "BAND_API_KEY_USER=", "BAND_REST_URL=",
+                   "BAND_WS_URL=", NULL};
+    char *version[] = {bin, "--version", NULL};
+    tk_run(version, env, 20000, &r);
+    UNIT_CHECK(r.status == 0 && strcmp(r.output, "band-smoke " SMOKE_VERSION "\n") == 0,
+               "installed --version: %d %s", r.status, r.output);
+    tk_result_free(&r);
+    char *preflight[] = {bin, "preflight", NULL};
+    tk_run(preflight, env, 60000, &r);
+    char want[1200];
+    snprintf(want, sizeof want, ".env.test at the project root (%s/.env.test", share);
+    UNIT_CHECK(r.status == 1 && strstr(r.output, "[FAIL] BAND_REST_URL is unset") &&
+                   strstr(r.output, want), "installed preflight: %d %s", r.status, r.output);
+    tk_result_free(&r);
+    free(state);
+    free(payload);
+    free(share);
+    free(bin);
+    tk_rmtree(prefix);
+    free(prefix);
+}
+
 const unit_case unit_cases[] = {
+    {"version", test_version},
+    {"installed_copy", test_installed_copy},
     {"status_without_a_run", test_status_without_a_run},
     {"start_to_wifi_gate", test_start_to_wifi_gate},
     {"commands_and_usage", test_commands_and_usage},

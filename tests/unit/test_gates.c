@@ -205,13 +205,16 @@ static void test_wifi_checkpoint_holds_later_phases(void)
     closed_with(&f, PH_CLEANUP, "phase\\.07\\.after-wifi-reconnect");
     /* The resume phase is not held: its own evidence gate speaks. */
     closed_with(&f, PH_AFTER_WIFI, "no WebSocket disconnect");
-    /* A failed resume step keeps the hold but says how to go on. */
+    /* A failed resume step releases the hold: the failure ends the run
+     * (cleanup next), and only the failed step itself may be retried. */
     state_set_phase(f.ctx.st, "after-wifi-reconnect", RESULT_FAILED, T0 + 7000, 5, "no reply");
-    closed_with(&f, PH_CLEANUP, "failed after the Wi-Fi checkpoint (no reply); retry it");
-    closed_with(&f, PH_CLEANUP, "record-phase failed");
-    /* A failed run is not held: cleanup may reap it. */
+    is_open(&f, PH_CLEANUP);
+    closed_with(&f, PH_SLEEP_CHECKPOINT, "phase.07.after-wifi-reconnect failed (no reply)");
+    closed_with(&f, PH_AFTER_WIFI, "no WebSocket disconnect");
+    /* A failed run is not held either. */
     f.ctx.st->phase = RUN_FAILED;
     is_open(&f, PH_CLEANUP);
+    closed_with(&f, PH_AFTER_WIFI, "marked failed and is never continued");
     teardown(&f);
 }
 
@@ -325,9 +328,17 @@ static void test_finished_and_stale_runs(void)
     setup(&f);
     pass(&f, PH_START, T0);
     f.ctx.st->phase = RUN_COMPLETED;
-    closed_with(&f, PH_PREFLIGHT, "is completed and is never continued");
+    closed_with(&f, PH_PREFLIGHT, "was marked completed and is never continued");
     is_open(&f, PH_CLEANUP);
+    closed_with(&f, PH_START, "cleanup, report and teardown end it before a new run starts");
+    pass(&f, PH_CLEANUP, T0 + 1);
+    closed_with(&f, PH_START, "has ended (completed)");
+    closed_with(&f, PH_PREFLIGHT, "has ended (completed)");
+    pass(&f, PH_TEARDOWN, T0 + 2);
     is_open(&f, PH_START);
+    closed_with(&f, PH_PREFLIGHT, "is finished (completed)");
+    state_set_phase(f.ctx.st, "cleanup", RESULT_NONE, 0, 0, "");
+    state_set_phase(f.ctx.st, "teardown", RESULT_NONE, 0, 0, "");
 
     f.ctx.st->phase = RUN_STARTED;
     f.ctx.st->updated_at_ms = T0;
@@ -343,6 +354,10 @@ static void test_teardown_needs_cleanup_or_failure(void)
     fixture f;
     setup(&f);
     pass(&f, PH_START, T0);
+    closed_with(&f, PH_TEARDOWN, "nothing to tear down");
+    snprintf(f.ctx.st->sandbox_created_by, sizeof f.ctx.st->sandbox_created_by, "%s",
+             f.ctx.st->run_id);
+    pass(&f, PH_DAEMON_RESTART, T0);
     closed_with(&f, PH_TEARDOWN, "cleanup not run");
     state_set_phase(f.ctx.st, "cleanup", RESULT_FAILED, T0, 1, "reap failed");
     closed_with(&f, PH_TEARDOWN, "cleanup failed");

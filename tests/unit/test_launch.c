@@ -683,6 +683,7 @@ static void test_cleanup_words_after_reap_by_name(void)
     }
     char err[ERR_BUFSZ];
     w.st->agent_id[0] = '\0'; /* only the name reached the disk */
+    w.st->phase = RUN_FAILED;  /* given up, so cleanup runs (docs/lifecycle.md) */
     if (state_save(&w.store, w.st, err) != ERR_OK)
         abort();
     tk_result r;

@@ -121,7 +121,7 @@ static void expect(world *w, const char *what, const char *const *extra, int fai
     int got = count_lines(r.output, "[FAIL] ");
     UNIT_CHECK(status == (fails ? 1 : 0) && got == fails, "%s: exit %d, %d FAIL lines, want %d:\n%s",
                what, status, got, fails, r.output);
-    UNIT_CHECK(count_lines(r.output, "[PASS] ") + got == 8 &&
+    UNIT_CHECK(count_lines(r.output, "[PASS] ") + got == 10 &&
                    count_lines(r.output, "[INFO] ") == 1,
                "%s: not one line per check:\n%s", what, r.output);
     for (const char *p = r.output; fragments && (p = strstr(p, "[FAIL] ")) != NULL; p++) {
@@ -272,8 +272,47 @@ static void test_missing_key(void)
     const char *shorter[] = {"BAND_API_KEY_USER=k3y", NULL};
     expect(&w, "short key", shorter, 1, frags);
     const char *no_urls[] = {"BAND_REST_URL=", "BAND_WS_URL=", NULL};
-    const char *url_frags[] = {"BAND_REST_URL is unset", NULL};
-    expect(&w, "no URLs", no_urls, 1, url_frags);
+    const char *url_frags[] = {"BAND_REST_URL is unset", "BAND_WS_URL is unset", NULL};
+    expect(&w, "no URLs", no_urls, 2, url_frags);
+    world_close(&w);
+}
+
+/* First contact: nothing set. One run names every missing setting, says
+ * where settings go and prints a template with names and no values. */
+static void test_every_missing_setting_at_once(void)
+{
+    world w;
+    world_open(&w);
+    const char *nothing[] = {"BAND_REST_URL=", "BAND_WS_URL=", "BAND_API_KEY_USER=",
+                             "SBX_SANDBOX=", "SBX_WORKSPACE=", NULL};
+    const char *frags[] = {"BAND_REST_URL is unset", "BAND_WS_URL is unset",
+                           "BAND_API_KEY_USER is required", "SBX_SANDBOX is unset",
+                           "SBX_WORKSPACE", NULL};
+    expect(&w, "nothing set", nothing, 7, frags);
+    tk_result r;
+    smoke(&w, nothing, &r, "preflight", NULL, NULL);
+    UNIT_CHECK(strstr(r.output, "Settings: in the file SMOKE_ENV_FILE names (not found)") != NULL,
+               "no word on where settings go:\n%s", r.output);
+    for (const char *name = preflight_settings_template; *name; name = strchr(name, '\n') + 1) {
+        size_t n = strcspn(name, "\n");
+        char line[80];
+        snprintf(line, sizeof line, "\n    %.*s\n", (int)n, name);
+        UNIT_CHECK(strstr(r.output, line) != NULL, "template line %s missing", line);
+        UNIT_CHECK(name[n - 1] == '=' || !memchr(name, '=', n), "template line %.*s holds a "
+                   "value", (int)n, name);
+    }
+    tk_result_free(&r);
+    /* With no SMOKE_ENV_FILE, the project root's .env.test is named. */
+    const char *default_file[] = {"SMOKE_ENV_FILE=", "SBX_SANDBOX=", NULL};
+    smoke(&w, default_file, &r, "preflight", NULL, NULL);
+    UNIT_CHECK(strstr(r.output, "Settings: in .env.test at the project root (" SMOKE_SOURCE_DIR
+                      "/.env.test") != NULL, "the default file is not named:\n%s", r.output);
+    tk_result_free(&r);
+    /* Every setting right: no settings help. */
+    smoke(&w, NULL, &r, "preflight", NULL, NULL);
+    UNIT_CHECK(strstr(r.output, "Settings:") == NULL, "settings help with nothing missing:\n%s",
+               r.output);
+    tk_result_free(&r);
     world_close(&w);
 }
 
@@ -316,7 +355,7 @@ static void test_phase_records_version(void)
     smoke(&w, NULL, &r, "phase", "start", NULL);
     tk_result_free(&r);
     int status = smoke(&w, NULL, &r, "phase", "preflight", NULL);
-    UNIT_CHECK(status == 0 && count_lines(r.output, "[PASS] ") == 8, "exit %d:\n%s", status,
+    UNIT_CHECK(status == 0 && count_lines(r.output, "[PASS] ") == 10, "exit %d:\n%s", status,
                r.output);
     tk_result_free(&r);
     state_store store;
@@ -381,6 +420,7 @@ const unit_case unit_cases[] = {
     {"workspace_in_checkout", test_workspace_in_checkout},
     {"production_urls", test_production_urls},
     {"missing_key", test_missing_key},
+    {"every_missing_setting_at_once", test_every_missing_setting_at_once},
     {"skill_link", test_skill_link},
     {"phase_records_version", test_phase_records_version},
     {NULL, NULL},
