@@ -783,6 +783,19 @@ static int put_unreaped_step(tb_buf *b, const char *what, const char *id)
     return 1;
 }
 
+/* A room title saved before its create was answered, with no id: Band may
+ * hold the room, and only a listing can tell. */
+static int put_maybe_made_step(tb_buf *b, const char *what, const char *id, const char *name)
+{
+    if (id[0] || !name[0])
+        return 0;
+    tb_printf(b, "- Band may still hold %s ", what);
+    put_md(b, name, "");
+    tb_puts(b, ": its create was never answered, and no reap has shown it gone. Delete it on "
+               "staging, or let the next run's cleanup look for it (the name carries over).\n");
+    return 1;
+}
+
 static int put_residual_steps(tb_buf *b, const state_t *st)
 {
     int n = 0;
@@ -813,6 +826,7 @@ static void put_followup(tb_buf *b, const report_input *in)
     } else {
         n += put_unreaped_step(b, "Room", st->room_id);
         n += put_unreaped_step(b, "Agent", st->agent_id);
+        n += put_maybe_made_step(b, "a room titled", st->room_id, st->room_title);
     }
     if (n == 0)
         tb_puts(b, "- Nothing left to do: every mandatory probe passed and every Band "

@@ -108,7 +108,7 @@ void act_cleanup(phase_env *env)
     smoke_ctx *ctx = env->ctx;
     state_t *st = ctx->st;
     char err[ERR_BUFSZ];
-    int had_room = st->room_id[0] != '\0', had_agent = st->agent_id[0] != '\0';
+    int had_room = st->room_id[0] || st->room_title[0], had_agent = st->agent_id[0] != '\0';
     err_code reaped = provision_reap(&ctx->cfg, st, ctx_save_cb, ctx, err);
     phase_check(env, reaped == ERR_OK, "reaping the Band resources failed: %s (the ids stay "
                 "in the run state; run cleanup again)", err);

@@ -266,6 +266,7 @@ static const field state_fields[] = {
     FIELD(state_t, "room_id", F_STR, room_id),
     FIELD(state_t, "agent_id", F_STR, agent_id),
     FIELD(state_t, "agent_name", F_STR, agent_name),
+    FIELD(state_t, "room_title", F_STR, room_title),
     FIELD(state_t, "carried_from", F_RUN_ID, carried_from),
     FIELD(state_t, "probes", F_PROBES, probes),
     FIELD(state_t, "phases", F_PHASES, phases),
@@ -1030,7 +1031,8 @@ static state_t *successor(const state_store *store, const state_t *old, int keep
     memcpy(st->room_id, old->room_id, sizeof st->room_id);
     memcpy(st->agent_id, old->agent_id, sizeof st->agent_id);
     memcpy(st->agent_name, old->agent_name, sizeof st->agent_name);
-    if (st->room_id[0] || st->agent_id[0] || st->agent_name[0])
+    memcpy(st->room_title, old->room_title, sizeof st->room_title);
+    if (st->room_id[0] || st->agent_id[0] || st->agent_name[0] || st->room_title[0])
         memcpy(st->carried_from, old->run_id, sizeof st->carried_from);
     if (keep_sandbox) {
         memcpy(st->sandbox_name, old->sandbox_name, sizeof st->sandbox_name);

@@ -144,6 +144,10 @@ typedef struct state_t {
     char room_id[STATE_ID_SZ];
     char agent_id[STATE_ID_SZ];
     char agent_name[STATE_NAME_SZ];
+    /* The unique title of the room being made, saved before Band is asked
+     * (like agent_name): a create whose answer never came is found again
+     * by it. Kept with room_id; cleared when the room is reaped. */
+    char room_title[STATE_NAME_SZ];
     char carried_from[9]; /* run id whose unreaped ids this run inherited */
     state_probe probes[STATE_MAX_PROBES];
     int nprobes;
