@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): does a SIGKILL at any instant of launch,
+# daemon-restart or cleanup orphan a Band agent or room?
+#
+# Builds a fake world (fake Band, fake sbx, stand-in agent; loopback only,
+# a canary key), then N times (200 by default, a third per phase, two busy
+# loops beside it for load): runs `band-smoke phase <launch|daemon-restart|
+# cleanup>`, SIGKILLs it at a random instant of that phase's measured span,
+# checks that `band-smoke status` still reads the state, runs the next step
+# (the same phase again, to its end), and counts what the fake Band holds
+# that the run state does not record: leaked agents and rooms. At the end
+# one last cleanup must leave the fake Band empty. Prints numbers; exits 1
+# on any leak or unreadable state.
+#
+#   scripts/bench-kill.sh [build-dir]     N=200 by default
+set -uo pipefail
+
+build=$(cd "${1:-build}" && pwd) || { echo "no build folder" >&2; exit 1; }
+n=${N:-200}
+bin=$build/band-smoke fake_band=$build/tests/bin/fake-band fake_sbx=$build/tests/fake-sbx-bin
+for f in "$bin" "$fake_band" "$fake_sbx/sbx" "$build/tests/bin/fake-agent"; do
+  [ -x "$f" ] || { echo "bench-kill: $f is not built" >&2; exit 1; }
+done
+command -v python3 >/dev/null || { echo "bench-kill: python3 is needed to read the state" >&2; exit 1; }
+
+root=$(mktemp -d "${TMPDIR:-/tmp}/band-smoke-kill-XXXXXX")
+mkdir -m 700 "$root/state" "$root/ws" "$root/sbx" "$root/secrets"
+fb_pid="" busy=()
+
+# Stops only what this script started: the busy loops, the agent launcher
+# the state records, the fake sbx daemon, the fake Band.
+finish() {
+  for p in "${busy[@]}"; do kill "$p" 2>/dev/null; done
+  agent_pid=$(state_field agent_process.pid 2>/dev/null)
+  [ -n "${agent_pid:-}" ] && [ "$agent_pid" -gt 1 ] && kill -- "-$agent_pid" 2>/dev/null
+  sbx daemon stop >/dev/null 2>&1
+  [ -n "$fb_pid" ] && kill "$fb_pid" 2>/dev/null && wait "$fb_pid" 2>/dev/null
+  if [ -n "${KEEP:-}" ]; then echo "bench-kill: kept $root"; else rm -rf "$root"; fi
+}
+trap finish EXIT
+
+key=canary-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+printf '%s\n' "$key" >"$root/secrets/user.key"
+"$fake_band" --user-key-file "$root/secrets/user.key" >"$root/fake-band.out" 2>&1 &
+fb_pid=$!
+for _ in $(seq 100); do grep -q listening "$root/fake-band.out" && break; sleep 0.05; done
+port=$(sed -n 's/^fake-band listening 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$root/fake-band.out")
+[ -n "$port" ] || { echo "bench-kill: the fake Band did not start" >&2; exit 1; }
+api=http://127.0.0.1:$port
+printf 'BAND_REST_URL=%s\nBAND_WS_URL=ws://127.0.0.1:%s/api/v1/socket/websocket\nBAND_API_KEY_USER=%s\n' \
+  "$api" "$port" "$key" >"$root/secrets/env.test"
+rm -f "$root/secrets/user.key"
+
+# The children's whole environment: never the operator's staging settings.
+export PATH=$fake_sbx:/usr/local/bin:/usr/bin:/bin HOME=$root TMPDIR=$root LANG=C.UTF-8 \
+  SMOKE_STATE_DIR=$root/state SMOKE_ENV_FILE=$root/secrets/env.test \
+  SBX_SANDBOX=kill-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n') SBX_WORKSPACE=$root/ws \
+  SBX_BIN=$fake_sbx/sbx E2E_TIMEOUT=20 FAKE_AGENT_KEEPALIVE_S=2 FAKE_SBX_STATE=$root/sbx \
+  FAKE_UV_AGENT=$build/tests/bin/fake-agent
+unset SMOKE_TIME_SCALE BAND_BASE_URL BAND_REST_URL BAND_WS_URL BAND_API_KEY_USER
+sbx policy init balanced >/dev/null 2>&1 || { echo "bench-kill: fake sbx policy init failed" >&2; exit 1; }
+
+# One field of state.json (dotted path), "" when absent.
+state_field() {
+  python3 - "$root/state/state.json" "$1" <<'EOF' 2>/dev/null
+import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    v = v.get(k, "") if isinstance(v, dict) else ""
+print(v if v is not None else "")
+EOF
+}
+
+phase() { "$bin" phase "$@" >>"$root/phases.log" 2>&1; }
+
+# What the fake holds beyond what the state records (an id, or a name or
+# title saved before its create was answered, which the next reap finds):
+# prints "<live agents> <live rooms> <leaked agents> <leaked rooms>".
+leaks_now() {
+  curl -s --max-time 5 "$api/_fake/stats" | python3 -c '
+import json, sys
+live = json.load(sys.stdin)
+try:
+    st = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    st = {}
+ra = 1 if st.get("agent_id") or st.get("agent_name") else 0
+rr = 1 if st.get("room_id") or st.get("room_title") else 0
+a, r = live["live_agents"], live["live_rooms"]
+print(a, r, max(0, a - ra), max(0, r - rr))' "$root/state/state.json"
+}
+
+leaked_agents=0 leaked_rooms=0 unreadable=0 killed=0 finished=0 bad_steps=0
+count_leaks() {
+  local a r la lr
+  read -r a r la lr < <(leaks_now)
+  leaked_agents=$((leaked_agents + la)) leaked_rooms=$((leaked_rooms + lr))
+  [ "$la" -eq 0 ] && [ "$lr" -eq 0 ] ||
+    echo "  leak after $1: $a agents and $r rooms live, $la and $lr not recorded" >&2
+}
+
+# Runs `phase <name> [--again]` and SIGKILLs it after a random part of
+# span_us; then the status must read; then the next step runs to its end.
+kill_one() {
+  local name=$1 span_us=$2; shift 2
+  "$bin" phase "$name" "$@" >>"$root/phases.log" 2>&1 &
+  local pid=$! delay_us=$(( (RANDOM * 32768 + RANDOM) % span_us ))
+  sleep "$(printf '%d.%06d' $((delay_us / 1000000)) $((delay_us % 1000000)))"
+  kill -9 "$pid" 2>/dev/null && killed=$((killed + 1))
+  wait "$pid" 2>/dev/null && finished=$((finished + 1))
+  "$bin" status >/dev/null 2>&1 || unreadable=$((unreadable + 1))
+}
+
+span_of() { # microseconds one uninterrupted run of a phase takes, and a bit more
+  local t0=$(date +%s%N); phase "$@"; echo $(( ($(date +%s%N) - t0) / 1000 * 12 / 10 + 1000 ))
+}
+
+fresh_run() { phase start && phase preflight && phase sandbox; }
+
+for _ in 1 2; do (while :; do :; done) & busy+=($!); done
+
+t_start=$(date +%s)
+per=$(( n / 3 )); n_launch=$((n - 2 * per)); n_daemon=$per; n_cleanup=$per
+
+# launch: on a run past its sandbox; the next step is the launch again
+fresh_run || { echo "bench-kill: cannot start a run" >&2; exit 1; }
+span=$(span_of launch)
+for i in $(seq "$n_launch"); do
+  kill_one launch "$span" --again
+  phase launch --again || bad_steps=$((bad_steps + 1))
+  count_leaks "launch kill $i"
+done
+launch_span=$span launch_s=$(( $(date +%s) - t_start ))
+
+# daemon-restart: on a run past both checkpoints (the Wi-Fi cut and the
+# sleep injected once); the next step is the restart again
+phase initial && phase wifi-checkpoint && sbx _fault net-cut 3 >/dev/null 2>&1
+for _ in $(seq 80); do grep -q "WebSocket reconnected" "$root/state/agent.log" 2>/dev/null && break; sleep 0.25; done
+phase after-wifi-reconnect && phase sleep-checkpoint && sbx _fault freeze 3 >/dev/null 2>&1
+sleep 3.5
+"$bin" confirm sleep-wake >>"$root/phases.log" 2>&1
+phase after-sleep-wake || echo "bench-kill: the run did not reach the daemon restart" >&2
+span=$(span_of daemon-restart)
+for i in $(seq "$n_daemon"); do
+  kill_one daemon-restart "$span" --again
+  phase daemon-restart --again || bad_steps=$((bad_steps + 1))
+  count_leaks "daemon-restart kill $i"
+done
+daemon_span=$span daemon_s=$(( $(date +%s) - t_start - launch_s ))
+
+# cleanup: each on a fresh run with an agent and a room; the next step is
+# the cleanup again, which ends the run with nothing left on Band
+phase cleanup; fresh_run && phase launch
+span=$(span_of cleanup)
+for i in $(seq "$n_cleanup"); do
+  fresh_run && phase launch || bad_steps=$((bad_steps + 1))
+  kill_one cleanup "$span"
+  phase cleanup --again || bad_steps=$((bad_steps + 1))
+  count_leaks "cleanup kill $i"
+done
+cleanup_span=$span cleanup_s=$(( $(date +%s) - t_start - launch_s - daemon_s ))
+
+phase cleanup --again
+read -r final_agents final_rooms _ _ < <(leaks_now)
+took=$(( $(date +%s) - t_start ))
+echo "kill test: $n runs of band-smoke SIGKILLed at random instants under load (2 busy loops):"
+echo "  launch $n_launch (span ${launch_span} us), daemon-restart $n_daemon (span ${daemon_span} us), cleanup $n_cleanup (span ${cleanup_span} us); $killed killed mid-run, $finished finished first"
+echo "  leaked after the next step: $leaked_agents agents, $leaked_rooms rooms; unreadable states: $unreadable"
+echo "  after the final cleanup the fake Band holds $final_agents agents and $final_rooms rooms"
+echo "  next steps that did not pass: $bad_steps; ${took} s in all (launch ${launch_s} s, daemon-restart ${daemon_s} s with both checkpoints, cleanup ${cleanup_s} s)"
+[ "$leaked_agents" -eq 0 ] && [ "$leaked_rooms" -eq 0 ] && [ "$unreadable" -eq 0 ] &&
+  [ "$final_agents" -eq 0 ] && [ "$final_rooms" -eq 0 ]
