@@ -59,6 +59,39 @@ static void mermaid_esc(tb_buf *b, uint32_t cp)
         tb_puts(b, " ");
 }
 
+/* Inside a fenced code block of a list item: every line indented two
+ * spaces, no backtick (so no line can close the fence early), no control
+ * character (a tab becomes spaces). */
+static void item_code_esc(tb_buf *b, uint32_t cp)
+{
+    if (cp == '\n')
+        tb_puts(b, "\n  ");
+    else if (cp == '`')
+        tb_puts(b, "'");
+    else if (cp == '\t')
+        tb_puts(b, "    ");
+    else if (!(cp < 0x20 || (cp >= 0x7F && cp < 0xA0)))
+        tb_put_cp(b, cp);
+}
+
+/* A phase's own lines (newline-ended), as a code block under its item. */
+static void put_item_lines(tb_buf *b, const char *lines)
+{
+    if (!lines || !*lines)
+        return;
+    tb_puts(b, "\n  ```text\n  ");
+    size_t n = strlen(lines);
+    char *body = malloc(n + 1);
+    if (body) {
+        memcpy(body, lines, n + 1);
+        if (n && body[n - 1] == '\n')
+            body[n - 1] = '\0'; /* the fence comes after the last line's own break */
+        tb_put_text(b, body, item_code_esc);
+        free(body);
+    }
+    tb_puts(b, "\n  ```");
+}
+
 static void put_md(tb_buf *b, const char *text, const char *fallback)
 {
     if (text && *text)
@@ -222,6 +255,10 @@ static void put_failures(tb_buf *b, const report_input *in)
         tb_printf(b, ", latest of %d attempt%s: ", state_probe_attempts(st, label),
                   state_probe_attempts(st, label) == 1 ? "" : "s");
         put_md(b, state_latest_probe(st, label)->detail, "no detail recorded");
+        const report_phase *ph = report_phase_for_probe(in, label);
+        const state_phase_result *r = ph ? state_phase(st, ph->name) : NULL;
+        if (r && r->status == RESULT_FAILED)
+            put_item_lines(b, r->output);
         tb_puts(b, "\n");
     }
     for (int i = 0; i < st->nphases; i++) {
@@ -231,6 +268,7 @@ static void put_failures(tb_buf *b, const report_input *in)
         put_phase_ref(b, in, st->phases[i].name);
         tb_puts(b, ": ");
         put_md(b, st->phases[i].detail, "no detail recorded");
+        put_item_lines(b, st->phases[i].output);
         tb_puts(b, "\n");
     }
     if (st->phase == RUN_FAILED)

@@ -100,7 +100,7 @@ static void tell_next(smoke_ctx *ctx)
 }
 
 static int record(smoke_ctx *ctx, const phase_def *def, const phase_env *env,
-                  const runner_result *res, int64_t started_at)
+                  const runner_result *res, int64_t started_at, const ctx_tee *tee)
 {
     char took[CLOCK_DUR_SZ];
     clock_format_duration(res->duration_ms, took);
@@ -111,6 +111,7 @@ static int record(smoke_ctx *ctx, const phase_def *def, const phase_env *env,
     }
     state_set_phase(ctx->st, def->name, res->passed ? RESULT_PASSED : RESULT_FAILED,
                     started_at, res->duration_ms, res->passed ? env->note : res->message);
+    state_set_phase_output(ctx->st, def->name, tee->text); /* reports show the phase's lines */
     if (!persist(ctx))
         return ENGINE_EXIT_FAILED;
     if (res->passed) {
@@ -148,17 +149,20 @@ int engine_run_phase(smoke_ctx *ctx, const phase_def *def, int again)
     if (!gate.open)
         return skip(ctx, def, &gate);
 
+    ctx_tee tee;
+    ctx_tee_start(ctx, &tee);
     ctx_say(ctx, "== %s: %s (run %s)", def->ctest_name, def->title,
         ctx->st ? ctx->st->run_id : "none yet");
     phase_env env = {ctx, def, again, ""};
     runner_result res;
     int64_t started_at = ctx_now(ctx);
     rc = runner_run(&env, &res, err);
+    ctx_tee_stop(ctx);
     if (rc != ERR_OK) {
         ctx_say(ctx, "ERROR: %s: %s", err_str(rc), err);
         return ENGINE_EXIT_FAILED;
     }
-    return record(ctx, def, &env, &res, started_at);
+    return record(ctx, def, &env, &res, started_at, &tee);
 }
 
 /* The first phase, in order, that has not passed; gated ones say why. */

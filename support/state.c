@@ -189,6 +189,7 @@ static const field phase_fields[] = {
     FIELD(state_phase_result, "at", F_TIME, at_ms),
     FIELD(state_phase_result, "detail", F_STR, detail),
     FIELD(state_phase_result, "duration_ms", F_I64, duration_ms),
+    FIELD(state_phase_result, "output", F_STR, output), /* absent in older files */
     END,
 };
 
@@ -303,10 +304,12 @@ static int put_fields(int redact, cJSON *obj, const void *base, const field *fie
 
 /* A char[] member as text, cut to its array even if the caller left it
  * unterminated, and (redacting) cut again so the masked text reads back. */
+_Static_assert(STATE_OUTPUT_SZ >= STATE_PATH_SZ, "string_to_json's buffers fit every field");
+
 static cJSON *string_to_json(int redact, const char *s, size_t cap)
 {
-    char text[STATE_PATH_SZ];
-    char clean[STATE_PATH_SZ];
+    char text[STATE_OUTPUT_SZ];
+    char clean[STATE_OUTPUT_SZ];
     if (cap > sizeof text)
         cap = sizeof text;
     const char *nul = memchr(s, '\0', cap);
@@ -574,6 +577,7 @@ static err_code read_phases(const reader *r, const cJSON *obj, state_t *st)
             return rc;
         if (state_set_phase(st, key, ph.status, ph.at_ms, ph.duration_ms, ph.detail) != ERR_OK)
             return bad_field(r, "phases", "has more than %d entries", STATE_MAX_PHASES);
+        state_set_phase_output(st, key, ph.output);
     }
     return ERR_OK;
 }
@@ -1182,6 +1186,33 @@ err_code state_set_phase(state_t *st, const char *name, state_result status, int
     ph->at_ms = at_ms;
     ph->duration_ms = duration_ms;
     copy_text(ph->detail, sizeof ph->detail, detail);
+    ph->output[0] = '\0';
+    return ERR_OK;
+}
+
+err_code state_set_phase_output(state_t *st, const char *name, const char *text)
+{
+    if (!st || !name || !text)
+        return ERR_USAGE;
+    int i = phase_index(st, name);
+    if (i < 0)
+        return ERR_NOTFOUND;
+    /* Redact the whole text before cutting it: a cut could split a secret
+     * and leave a piece of it that no longer matches. */
+    char *clean = redact_str(text);
+    if (!clean)
+        return ERR_NOMEM;
+    const char *keep = clean;
+    size_t full = strlen(clean);
+    if (full >= STATE_OUTPUT_SZ) {
+        /* Keep the last lines whole, so the newest (the failure) stays. */
+        keep = clean + full - (STATE_OUTPUT_SZ - 1);
+        const char *nl = strchr(keep, '\n');
+        if (nl && nl[1])
+            keep = nl + 1;
+    }
+    copy_text(st->phases[i].output, STATE_OUTPUT_SZ, keep);
+    free(clean);
     return ERR_OK;
 }
 
