@@ -232,6 +232,10 @@ static state_t *fail_run(void)
                            "FAIL POST /api/v1/me/chats/room-77aa0b13/messages: HTTP 502\n");
     set_phase(st, "cleanup", RESULT_FAILED, T0 + 600 * SEC, 4 * SEC,
               "room reap failed (HTTP 500); its id is kept");
+    state_set_phase_output(st, "cleanup",
+                           "== phase.11.cleanup: Cleanup (run c0ffee42)\n"
+                           "reaping room room-77aa0b13: DELETE /api/v1/me/chats/room-77aa0b13: "
+                           "HTTP 500 internal_error\n");
     st->phase = RUN_FAILED;
     st->updated_at_ms = T0 + 604 * SEC;
     return st;
