@@ -834,6 +834,26 @@ static int put_maybe_made_step(tb_buf *b, const char *what, const char *id, cons
     return 1;
 }
 
+/* Each failed phase that kept diagnostics names its file. */
+static int put_diagnostics_steps(tb_buf *b, const report_input *in)
+{
+    const state_t *st = in->st;
+    int n = 0;
+    for (int i = 0; i < st->nphases; i++) {
+        const state_phase_result *r = &st->phases[i];
+        if (r->status != RESULT_FAILED || !r->diagnostics[0])
+            continue;
+        tb_puts(b, "- Diagnostics of the failed phase ");
+        put_phase_ref(b, in, r->name);
+        tb_puts(b, " (the end of agent.log and `sbx policy log`, redacted) are in the state "
+                   "folder: ");
+        put_md(b, r->diagnostics, "");
+        tb_puts(b, ".\n");
+        n++;
+    }
+    return n;
+}
+
 static int put_residual_steps(tb_buf *b, const state_t *st)
 {
     int n = 0;
@@ -859,6 +879,7 @@ static void put_followup(tb_buf *b, const report_input *in)
         n += put_missing_step(b, in);
     n += put_retry_steps(b, in, live);
     n += put_failed_phase_steps(b, in, live);
+    n += put_diagnostics_steps(b, in);
     if (live) {
         n += put_residual_steps(b, st);
     } else {

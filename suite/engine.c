@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "diag.h"
 #include "gates.h"
 #include "redact.h"
 #include "report.h"
@@ -66,6 +67,25 @@ static int skip(smoke_ctx *ctx, const phase_def *def, const gate_verdict *gate)
 
 static void tell_next(smoke_ctx *ctx);
 
+/* A phase that failed once the sandbox exists keeps its diagnostics
+ * (diag.h); a failure to keep them is said, and fails nothing more. */
+static void keep_diagnostics(smoke_ctx *ctx, const phase_def *def, const char *why)
+{
+    const state_t *st = ctx->st;
+    sbx_ctx sbx;
+    char err[ERR_BUFSZ], name[DIAG_NAME_SZ];
+    int have_sbx = ctx_sbx(ctx, &sbx, err) == ERR_OK;
+    sbx.progress = NULL;
+    diag_spec spec = {ctx->store.dir, def->name, why, ctx->agent_log,
+                      st->agent_process.log_offset, have_sbx ? &sbx : NULL, st->sandbox_name,
+                      ctx_now(ctx)};
+    if (diag_write(&spec, name, err) == ERR_OK) {
+        state_set_phase_diagnostics(ctx->st, def->name, name);
+        ctx_say(ctx, "diagnostics kept in %s/%s", ctx->store.dir, name);
+    } else
+        ctx_say(ctx, "diagnostics could not be kept: %s", err);
+}
+
 /* The evidence already proves the failure: record it as the phase's result
  * and, for a probe phase, as that probe's latest attempt, so the verdict
  * says FAIL and why. No retry can change it (the requirement is about the
@@ -112,6 +132,8 @@ static int record(smoke_ctx *ctx, const phase_def *def, const phase_env *env,
     state_set_phase(ctx->st, def->name, res->passed ? RESULT_PASSED : RESULT_FAILED,
                     started_at, res->duration_ms, res->passed ? env->note : res->message);
     state_set_phase_output(ctx->st, def->name, tee->text); /* reports show the phase's lines */
+    if (!res->passed && ctx->st->sandbox_name[0])
+        keep_diagnostics(ctx, def, res->message);
     if (!persist(ctx))
         return ENGINE_EXIT_FAILED;
     if (res->passed) {

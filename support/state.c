@@ -190,6 +190,7 @@ static const field phase_fields[] = {
     FIELD(state_phase_result, "detail", F_STR, detail),
     FIELD(state_phase_result, "duration_ms", F_I64, duration_ms),
     FIELD(state_phase_result, "output", F_STR, output), /* absent in older files */
+    FIELD(state_phase_result, "diagnostics", F_STR, diagnostics), /* likewise */
     END,
 };
 
@@ -578,6 +579,7 @@ static err_code read_phases(const reader *r, const cJSON *obj, state_t *st)
         if (state_set_phase(st, key, ph.status, ph.at_ms, ph.duration_ms, ph.detail) != ERR_OK)
             return bad_field(r, "phases", "has more than %d entries", STATE_MAX_PHASES);
         state_set_phase_output(st, key, ph.output);
+        state_set_phase_diagnostics(st, key, ph.diagnostics);
     }
     return ERR_OK;
 }
@@ -1187,6 +1189,18 @@ err_code state_set_phase(state_t *st, const char *name, state_result status, int
     ph->duration_ms = duration_ms;
     copy_text(ph->detail, sizeof ph->detail, detail);
     ph->output[0] = '\0';
+    ph->diagnostics[0] = '\0';
+    return ERR_OK;
+}
+
+err_code state_set_phase_diagnostics(state_t *st, const char *name, const char *file)
+{
+    if (!st || !name || !file || strlen(file) >= sizeof st->phases[0].diagnostics)
+        return ERR_USAGE;
+    int i = phase_index(st, name);
+    if (i < 0)
+        return ERR_NOTFOUND;
+    memcpy(st->phases[i].diagnostics, file, strlen(file) + 1);
     return ERR_OK;
 }
 

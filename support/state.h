@@ -90,6 +90,9 @@ typedef struct state_phase_result {
      * kept, and in files written before the field existed): redacted,
      * newline-ended, at most the last STATE_OUTPUT_SZ - 1 bytes. */
     char output[STATE_OUTPUT_SZ];
+    /* The file in the state folder holding this failure's diagnostics
+     * ("diagnostics.<name>.txt"), "" when none was kept. */
+    char diagnostics[64];
 } state_phase_result;
 
 /* How to tell whether the launched agent still runs: the detached
@@ -243,6 +246,11 @@ const state_phase_result *state_phase(const state_t *st, const char *name);
  * lines that fit, cut at a line start. ERR_NOTFOUND when the phase has no
  * entry; ERR_USAGE for a NULL argument. */
 err_code state_set_phase_output(state_t *st, const char *name, const char *text);
+
+/* Names the diagnostics file of the phase entry `name` (cleared, too, by
+ * state_set_phase). ERR_NOTFOUND without an entry; ERR_USAGE for a NULL
+ * argument or a name that does not fit. */
+err_code state_set_phase_diagnostics(state_t *st, const char *name, const char *file);
 
 /* Residual checks: "sleep_wake" or "daemon_restart" only (ERR_USAGE else). */
 err_code state_set_residual(state_t *st, const char *check, const char *text);

@@ -15,6 +15,7 @@
 #include "tk_run.h"
 #include "unit.h"
 
+#include <cJSON.h>
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -232,6 +233,7 @@ static state_t *fail_run(void)
                            "FAIL POST /api/v1/me/chats/room-77aa0b13/messages: HTTP 502\n");
     set_phase(st, "cleanup", RESULT_FAILED, T0 + 600 * SEC, 4 * SEC,
               "room reap failed (HTTP 500); its id is kept");
+    state_set_phase_diagnostics(st, "after-wifi-reconnect", "diagnostics.after-wifi-reconnect.txt");
     state_set_phase_output(st, "cleanup",
                            "== phase.11.cleanup: Cleanup (run c0ffee42)\n"
                            "reaping room room-77aa0b13: DELETE /api/v1/me/chats/room-77aa0b13: "
@@ -449,6 +451,11 @@ static void test_reports_state_what_matters(void)
                "passed retry");
     UNIT_CHECK(md && strstr(md, "- Room room-77aa0b13 is still recorded"), "unreaped room");
     UNIT_CHECK(md && !strstr(md, "retry it with"), "a failed run offered a retry");
+    UNIT_CHECK(md && strstr(md, "- Diagnostics of the failed phase phase.07.after-wifi-reconnect "
+                                "(Probe after Wi-Fi reconnect) (the end of agent.log and `sbx policy "
+                                "log`, redacted) are in the state folder: "
+                                "diagnostics.after-wifi-reconnect.txt.\n"),
+               "Follow-up does not name the diagnostics file");
     UNIT_CHECK(md && strstr(md, "HTTP 502 from the staging REST API\n  ```text\n"
                                 "  == phase.07.after-wifi-reconnect: After Wi-Fi reconnect "
                                 "(run c0ffee42)\n"),
@@ -910,6 +917,8 @@ static void test_phase_output_survives_the_state_file(void)
         len += (size_t)snprintf(text + len, big - len, "line %04d key " CANARY " end\n", i);
     UNIT_CHECK(state_set_phase_output(st, "launch", text) == ERR_OK, "set output");
     UNIT_CHECK(state_set_phase_output(st, "nope", "x") == ERR_NOTFOUND, "unknown phase");
+    UNIT_CHECK(state_set_phase_diagnostics(st, "launch", "diagnostics.launch.txt") == ERR_OK,
+               "set diagnostics");
     free(text);
     const char *out = state_phase(st, "launch")->output;
     UNIT_CHECK(strlen(out) < STATE_OUTPUT_SZ && strncmp(out, "line ", 5) == 0,
@@ -919,31 +928,37 @@ static void test_phase_output_survives_the_state_file(void)
     UNIT_CHECK(!strstr(out, CANARY) && strstr(out, REDACT_MASK), "redacted");
     UNIT_CHECK(state_save(&store, st, err) == ERR_OK, "save: %s", err);
     UNIT_CHECK(state_load(&store, &back, err) == ERR_OK, "load: %s", err);
-    UNIT_CHECK(back && strcmp(state_phase(back, "launch")->output, out) == 0,
-               "the output reads back");
+    UNIT_CHECK(back && strcmp(state_phase(back, "launch")->output, out) == 0 &&
+                   strcmp(state_phase(back, "launch")->diagnostics, "diagnostics.launch.txt") == 0,
+               "the output and the diagnostics file read back");
     set_phase(st, "launch", RESULT_PASSED, T0 + SEC, 10, "ready");
-    UNIT_CHECK(state_phase(st, "launch")->output[0] == '\0', "a new result clears the output");
+    UNIT_CHECK(state_phase(st, "launch")->output[0] == '\0' &&
+                   state_phase(st, "launch")->diagnostics[0] == '\0',
+               "a new result clears the output and the diagnostics");
     state_free(back);
     back = NULL;
 
     /* a file of before: phases without "output" */
     char *path = tk_path(dir, "state.json");
     char *json = tk_read(path, NULL);
-    char *field = json ? strstr(json, "\"output\"") : NULL;
-    if (UNIT_CHECK(field != NULL, "no output field written")) {
-        char *end = strchr(field, '\n');
-        memmove(field, end + 1, strlen(end + 1) + 1); /* drop the whole line */
-        char *comma = field - 1;
-        while (comma > json && (*comma == '\t' || *comma == '\n' || *comma == ' '))
-            comma--;
-        if (*comma == ',')
-            *comma = ' ';
-        tk_write(path, json);
+    cJSON *root = json ? cJSON_Parse(json) : NULL;
+    cJSON *launch = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(root, "phases"), "launch");
+    if (UNIT_CHECK(cJSON_GetObjectItemCaseSensitive(launch, "output") &&
+                       cJSON_GetObjectItemCaseSensitive(launch, "diagnostics"),
+                   "output and diagnostics written")) {
+        cJSON_DeleteItemFromObjectCaseSensitive(launch, "output");
+        cJSON_DeleteItemFromObjectCaseSensitive(launch, "diagnostics");
+        char *older = cJSON_Print(root);
+        tk_write(path, older);
+        free(older);
         UNIT_CHECK(state_load(&store, &back, err) == ERR_OK, "an older file loads: %s", err);
         UNIT_CHECK(back && state_phase(back, "launch") &&
-                       state_phase(back, "launch")->output[0] == '\0',
-                   "no output in an older file");
+                       state_phase(back, "launch")->output[0] == '\0' &&
+                       state_phase(back, "launch")->diagnostics[0] == '\0',
+                   "no output or diagnostics in an older file");
     }
+    cJSON_Delete(root);
     free(json);
     free(path);
 out:
