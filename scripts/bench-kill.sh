@@ -5,7 +5,9 @@
 # Builds a fake world (fake Band, fake sbx, stand-in agent; loopback only,
 # a canary key), then N times (200 by default, a third per phase, two busy
 # loops beside it for load): runs `band-smoke phase <launch|daemon-restart|
-# cleanup>`, SIGKILLs it at a random instant of that phase's measured span,
+# cleanup>`, SIGKILLs it at a random instant of that phase's measured span
+# (every 4th launch and daemon-restart kill instead lands in the instant
+# the room exists on Band and its create's answer has not come back),
 # checks that `band-smoke status` still reads the state, runs the next step
 # (the same phase again, to its end), and counts what the fake Band holds
 # that the run state does not record: leaked agents and rooms. At the end
@@ -41,7 +43,8 @@ trap finish EXIT
 
 key=canary-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
 printf '%s\n' "$key" >"$root/secrets/user.key"
-"$fake_band" --user-key-file "$root/secrets/user.key" >"$root/fake-band.out" 2>&1 &
+"$fake_band" --user-key-file "$root/secrets/user.key" --log "$root/fake-band.log" \
+  >"$root/fake-band.out" 2>&1 &
 fb_pid=$!
 for _ in $(seq 100); do grep -q listening "$root/fake-band.out" && break; sleep 0.05; done
 port=$(sed -n 's/^fake-band listening 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$root/fake-band.out")
@@ -72,6 +75,17 @@ EOF
 }
 
 phase() { "$bin" phase "$@" >>"$root/phases.log" 2>&1; }
+
+# A next step that did not pass: its FAILED / ERROR / SKIPPED line, counted.
+next_step() {
+  local before
+  before=$(wc -l <"$root/phases.log" 2>/dev/null || echo 0)
+  phase "$@" && return 0
+  bad_steps=$((bad_steps + 1))
+  tail -n +"$((before + 1))" "$root/phases.log" | grep -E '^(FAILED|ERROR|SKIPPED)' | head -1 |
+    cut -c1-150 >>"$root/bad-steps.txt"
+  return 1
+}
 
 # What the fake holds beyond what the state records (an id, or a name or
 # title saved before its create was answered, which the next reap finds):
@@ -109,6 +123,51 @@ kill_one() {
   kill -9 "$pid" 2>/dev/null && killed=$((killed + 1))
   wait "$pid" 2>/dev/null && finished=$((finished + 1))
   "$bin" status >/dev/null 2>&1 || unreadable=$((unreadable + 1))
+  in_window
+}
+
+# The kill aimed at the window itself: the fake Band holds every answer a
+# second, and the kill comes the moment its log shows the room made (it
+# logs a request once handled, before the held answer goes out). Band has
+# the room; band-smoke never hears of it.
+aimed=0
+kill_in_window() {
+  local name=$1; shift
+  local made
+  made=$(grep -c "POST /api/v1/me/chats 201" "$root/fake-band.log")
+  control '{"action":"delay","ms":1000}'
+  "$bin" phase "$name" "$@" >>"$root/phases.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1000); do
+    [ "$(grep -c "POST /api/v1/me/chats 201" "$root/fake-band.log")" -gt "$made" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.01
+  done
+  kill -9 "$pid" 2>/dev/null && killed=$((killed + 1)) aimed=$((aimed + 1))
+  wait "$pid" 2>/dev/null && finished=$((finished + 1))
+  control '{"action":"delay","ms":0}'
+  "$bin" status >/dev/null 2>&1 || unreadable=$((unreadable + 1))
+  in_window
+}
+
+control() { curl -s --max-time 5 -o /dev/null -X POST -d "$1" "$api/_fake/control"; }
+
+# A kill that landed inside a create's window: the name or title is saved,
+# the id is not (what the next step must find by listing).
+room_window=0 agent_window=0
+in_window() {
+  case "$(python3 -c '
+import json, sys
+try:
+    st = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    st = {}
+print(("r" if st.get("room_title") and not st.get("room_id") else "") +
+      ("a" if st.get("agent_name") and not st.get("agent_id") else ""))' "$root/state/state.json")" in
+    *r*a*|*a*r*) room_window=$((room_window + 1)) agent_window=$((agent_window + 1)) ;;
+    *r*) room_window=$((room_window + 1)) ;;
+    *a*) agent_window=$((agent_window + 1)) ;;
+  esac
 }
 
 span_of() { # microseconds one uninterrupted run of a phase takes, and a bit more
@@ -126,8 +185,8 @@ per=$(( n / 3 )); n_launch=$((n - 2 * per)); n_daemon=$per; n_cleanup=$per
 fresh_run || { echo "bench-kill: cannot start a run" >&2; exit 1; }
 span=$(span_of launch)
 for i in $(seq "$n_launch"); do
-  kill_one launch "$span" --again
-  phase launch --again || bad_steps=$((bad_steps + 1))
+  if [ $((i % 4)) -eq 0 ]; then kill_in_window launch --again; else kill_one launch "$span" --again; fi
+  next_step launch --again
   count_leaks "launch kill $i"
 done
 launch_span=$span launch_s=$(( $(date +%s) - t_start ))
@@ -142,8 +201,12 @@ sleep 3.5
 phase after-sleep-wake || echo "bench-kill: the run did not reach the daemon restart" >&2
 span=$(span_of daemon-restart)
 for i in $(seq "$n_daemon"); do
-  kill_one daemon-restart "$span" --again
-  phase daemon-restart --again || bad_steps=$((bad_steps + 1))
+  if [ $((i % 4)) -eq 0 ]; then
+    kill_in_window daemon-restart --again
+  else
+    kill_one daemon-restart "$span" --again
+  fi
+  next_step daemon-restart --again
   count_leaks "daemon-restart kill $i"
 done
 daemon_span=$span daemon_s=$(( $(date +%s) - t_start - launch_s ))
@@ -153,9 +216,9 @@ daemon_span=$span daemon_s=$(( $(date +%s) - t_start - launch_s ))
 phase cleanup; fresh_run && phase launch
 span=$(span_of cleanup)
 for i in $(seq "$n_cleanup"); do
-  fresh_run && phase launch || bad_steps=$((bad_steps + 1))
+  fresh_run && phase launch || echo "bench-kill: could not prepare cleanup kill $i" >&2
   kill_one cleanup "$span"
-  phase cleanup --again || bad_steps=$((bad_steps + 1))
+  next_step cleanup --again
   count_leaks "cleanup kill $i"
 done
 cleanup_span=$span cleanup_s=$(( $(date +%s) - t_start - launch_s - daemon_s ))
@@ -165,8 +228,10 @@ read -r final_agents final_rooms _ _ < <(leaks_now)
 took=$(( $(date +%s) - t_start ))
 echo "kill test: $n runs of band-smoke SIGKILLed at random instants under load (2 busy loops):"
 echo "  launch $n_launch (span ${launch_span} us), daemon-restart $n_daemon (span ${daemon_span} us), cleanup $n_cleanup (span ${cleanup_span} us); $killed killed mid-run, $finished finished first"
+echo "  kills inside a create's window (title or name saved, id not): $room_window rooms, $agent_window agents ($aimed kills aimed at the room create: every 4th of launch and daemon-restart)"
 echo "  leaked after the next step: $leaked_agents agents, $leaked_rooms rooms; unreadable states: $unreadable"
 echo "  after the final cleanup the fake Band holds $final_agents agents and $final_rooms rooms"
-echo "  next steps that did not pass: $bad_steps; ${took} s in all (launch ${launch_s} s, daemon-restart ${daemon_s} s with both checkpoints, cleanup ${cleanup_s} s)"
+[ -s "$root/bad-steps.txt" ] && sort "$root/bad-steps.txt" | uniq -c | sort -rn | head -8 | sed 's/^/    /'
+echo "  next steps that did not pass: $bad_steps (their lines above); ${took} s in all (launch ${launch_s} s, daemon-restart ${daemon_s} s with both checkpoints, cleanup ${cleanup_s} s)"
 [ "$leaked_agents" -eq 0 ] && [ "$leaked_rooms" -eq 0 ] && [ "$unreadable" -eq 0 ] &&
   [ "$final_agents" -eq 0 ] && [ "$final_rooms" -eq 0 ]
