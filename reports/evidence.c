@@ -810,28 +810,34 @@ static int put_failed_phase_steps(tb_buf *b, const report_input *in, int retry)
     return n;
 }
 
-static int put_unreaped_step(tb_buf *b, const char *what, const char *id)
+/* One item about something the ended run may have left on Band: lead,
+ * the id or name, tail. Nothing when value is empty. */
+static int put_leftover(tb_buf *b, const char *lead, const char *value, const char *tail)
 {
-    if (!id[0])
+    if (!value[0])
         return 0;
-    tb_printf(b, "- %s ", what);
-    put_md(b, id, "");
-    tb_puts(b, " is still recorded after the run ended, so it was not reaped: delete it "
-               "on staging, or let the next run's cleanup retry (the id carries over).\n");
+    tb_puts(b, lead);
+    put_md(b, value, "");
+    tb_puts(b, tail);
     return 1;
 }
 
+#define UNREAPED_TAIL                                                                    \
+    " is still recorded after the run ended, so it was not reaped: delete it on staging, " \
+    "or let the next run's cleanup retry (the id carries over).\n"
+
 /* A room title saved before its create was answered, with no id: Band may
  * hold the room, and only a listing can tell. */
-static int put_maybe_made_step(tb_buf *b, const char *what, const char *id, const char *name)
+static int put_unreaped_steps(tb_buf *b, const state_t *st)
 {
-    if (id[0] || !name[0])
-        return 0;
-    tb_printf(b, "- Band may still hold %s ", what);
-    put_md(b, name, "");
-    tb_puts(b, ": its create was never answered, and no reap has shown it gone. Delete it on "
-               "staging, or let the next run's cleanup look for it (the name carries over).\n");
-    return 1;
+    int n = put_leftover(b, "- Room ", st->room_id, UNREAPED_TAIL);
+    n += put_leftover(b, "- Agent ", st->agent_id, UNREAPED_TAIL);
+    if (!st->room_id[0])
+        n += put_leftover(b, "- Band may still hold a room titled ", st->room_title,
+                          ": its create was never answered, and no reap has shown it gone. "
+                          "Delete it on staging, or let the next run's cleanup look for it "
+                          "(the title carries over).\n");
+    return n;
 }
 
 /* Each failed phase that kept diagnostics names its file. */
@@ -883,9 +889,7 @@ static void put_followup(tb_buf *b, const report_input *in)
     if (live) {
         n += put_residual_steps(b, st);
     } else {
-        n += put_unreaped_step(b, "Room", st->room_id);
-        n += put_unreaped_step(b, "Agent", st->agent_id);
-        n += put_maybe_made_step(b, "a room titled", st->room_id, st->room_title);
+        n += put_unreaped_steps(b, st);
     }
     if (n == 0)
         tb_puts(b, "- Nothing left to do: every mandatory probe passed and every Band "

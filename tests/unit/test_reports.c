@@ -450,6 +450,19 @@ static void test_reports_state_what_matters(void)
     UNIT_CHECK(md && strstr(md, "Probe initial, attempt 2, agent generation 1 | passed"),
                "passed retry");
     UNIT_CHECK(md && strstr(md, "- Room room-77aa0b13 is still recorded"), "unreaped room");
+    UNIT_CHECK(md && !strstr(md, "may still hold"), "a room with an id reported as maybe made");
+    free(md);
+    /* a title without an id: the room create was never answered */
+    char kept_room[STATE_ID_SZ];
+    memcpy(kept_room, fail->room_id, sizeof kept_room);
+    fail->room_id[0] = '\0';
+    snprintf(fail->room_title, sizeof fail->room_title, "Sandbox smoke \xE2\x80\x94 c0ffee42 #0a1b2c3d");
+    md = evidence_render(&in);
+    UNIT_CHECK(md && strstr(md, "- Band may still hold a room titled Sandbox smoke \xE2\x80\x94 "
+                                "c0ffee42 #0a1b2c3d: its create was never answered"),
+               "a title without an id is not in Follow-up");
+    memcpy(fail->room_id, kept_room, sizeof kept_room);
+    fail->room_title[0] = '\0';
     UNIT_CHECK(md && !strstr(md, "retry it with"), "a failed run offered a retry");
     UNIT_CHECK(md && strstr(md, "- Diagnostics of the failed phase phase.07.after-wifi-reconnect "
                                 "(Probe after Wi-Fi reconnect) (the end of agent.log and `sbx policy "
