@@ -715,6 +715,35 @@ out:
     world_close(&w);
 }
 
+/* A run that ended with a title and no id (the create's answer lost, the
+ * reap that followed failed): the next run carries the title over, like
+ * the ids, and its first reap finds the room by it. */
+static void test_lost_room_title_carried_over_by_rotation(void)
+{
+    world w;
+    if (!world_open(&w))
+        goto out;
+    char title[96], err[ERR_BUFSZ], old_run[sizeof w.st->run_id];
+    snprintf(title, sizeof title, TITLE_PREFIX "%s #12345678", w.st->run_id);
+    make_room(&w, title);
+    snprintf(w.st->room_title, sizeof w.st->room_title, "%s", title);
+    memcpy(old_run, w.st->run_id, sizeof old_run);
+    w.st->phase = RUN_FAILED;
+    UNIT_CHECK(state_save(&w.store, w.st, err) == ERR_OK, "save: %s", err);
+    UNIT_CHECK(state_rotate(&w.store, &w.st, err) == ERR_OK, "rotate: %s", err);
+    UNIT_CHECK(strcmp(w.st->run_id, old_run) != 0 && strcmp(w.st->room_title, title) == 0 &&
+                   strcmp(w.st->carried_from, old_run) == 0,
+               "the new run carries the title (carried from %s)", w.st->carried_from);
+    provision_out out;
+    UNIT_CHECK(provision(&w, &out, err) == ERR_OK && out.reaped == 1,
+               "provisioning reaps the carried room first: %s (reaped %d)", err, out.reaped);
+    live(&w, 1, 1, "only the new pair");
+    UNIT_CHECK(reap(&w, err) == ERR_OK, "reap: %s", err);
+    live(&w, 0, 0, "at the end");
+out:
+    world_close(&w);
+}
+
 const unit_case unit_cases[] = {
     {"provision_end_to_end", test_provision_end_to_end},
     {"fail_at_register", test_fail_at_register},
@@ -729,5 +758,6 @@ const unit_case unit_cases[] = {
     {"room_lost_is_reaped_by_title", test_room_lost_is_reaped_by_title},
     {"room_create_stalled_then_reaped", test_room_create_stalled_then_reaped},
     {"killed_before_room_id_saved", test_killed_before_room_id_saved},
+    {"lost_room_title_carried_over_by_rotation", test_lost_room_title_carried_over_by_rotation},
     {NULL, NULL},
 };
