@@ -113,8 +113,8 @@ static void tee_drop_first(ctx_tee *tee)
 }
 
 /* Appends one message (it may hold several lines), redacted, then drops
- * the oldest lines until the bounds hold. A line longer than a quarter of
- * the tee is cut, so one line never pushes all the others out. */
+ * the oldest lines until the bounds hold. A message longer than a quarter
+ * of the tee is cut, so one never pushes all the others out. */
 static void tee_keep(ctx_tee *tee, const char *msg)
 {
     char clean[STATE_OUTPUT_SZ / 4];

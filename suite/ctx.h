@@ -20,7 +20,8 @@
 /* The operator lines of the phase being run, kept for its result in the
  * state (phases{}.<name>.output) so the reports, rendered from the state
  * alone, can show them. Redacted, newline-ended; the last CTX_TEE_LINES
- * lines that fit in STATE_OUTPUT_SZ - 1 bytes (a longer line is cut). */
+ * lines that fit in STATE_OUTPUT_SZ - 1 bytes (a message over a quarter
+ * of that is cut). */
 #define CTX_TEE_LINES 40
 typedef struct ctx_tee {
     char text[STATE_OUTPUT_SZ];
