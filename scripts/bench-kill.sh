@@ -83,7 +83,7 @@ next_step() {
   phase "$@" && return 0
   bad_steps=$((bad_steps + 1))
   tail -n +"$((before + 1))" "$root/phases.log" | grep -E '^(FAILED|ERROR|SKIPPED)' | head -1 |
-    cut -c1-150 >>"$root/bad-steps.txt"
+    sed 's/ in [0-9.]* m\{0,1\}s:/:/' | cut -c1-150 >>"$root/bad-steps.txt"
   return 1
 }
 
@@ -192,15 +192,27 @@ done
 launch_span=$span launch_s=$(( $(date +%s) - t_start ))
 
 # daemon-restart: on a run past both checkpoints (the Wi-Fi cut and the
-# sleep injected once); the next step is the restart again
-phase initial && phase wifi-checkpoint && sbx _fault net-cut 3 >/dev/null 2>&1
-for _ in $(seq 80); do grep -q "WebSocket reconnected" "$root/state/agent.log" 2>/dev/null && break; sleep 0.25; done
-phase after-wifi-reconnect && phase sleep-checkpoint && sbx _fault freeze 3 >/dev/null 2>&1
-sleep 3.5
-"$bin" confirm sleep-wake >>"$root/phases.log" 2>&1
-phase after-sleep-wake || echo "bench-kill: the run did not reach the daemon restart" >&2
+# sleep injected); the next step is the restart again. Each restart records
+# a probe attempt, and a run holds at most 64: a fresh run every 25 kills.
+reach_daemon_restart() {
+  local seen
+  seen=$(wc -l <"$root/state/agent.log" 2>/dev/null || echo 0)
+  phase initial && phase wifi-checkpoint && sbx _fault net-cut 3 >/dev/null 2>&1
+  for _ in $(seq 80); do
+    tail -n +"$((seen + 1))" "$root/state/agent.log" | grep -q "WebSocket reconnected" && break
+    sleep 0.25
+  done
+  phase after-wifi-reconnect && phase sleep-checkpoint && sbx _fault freeze 3 >/dev/null 2>&1
+  sleep 3.5
+  "$bin" confirm sleep-wake >>"$root/phases.log" 2>&1
+  phase after-sleep-wake || echo "bench-kill: the run did not reach the daemon restart" >&2
+}
+reach_daemon_restart
 span=$(span_of daemon-restart)
 for i in $(seq "$n_daemon"); do
+  if [ "$i" -gt 1 ] && [ $(((i - 1) % 25)) -eq 0 ]; then
+    phase cleanup --again; fresh_run && phase launch && reach_daemon_restart
+  fi
   if [ $((i % 4)) -eq 0 ]; then
     kill_in_window daemon-restart --again
   else
