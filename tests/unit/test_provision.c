@@ -31,7 +31,7 @@
 #define CANARY "canary-user-key-3e9d7a1f5c2b"
 #define FAIL_ONE_500 "{\"action\":\"fail_rest\",\"count\":1,\"status\":500}"
 #define FAIL_TWO_500 "{\"action\":\"fail_rest\",\"count\":2,\"status\":500}"
-#define STALL "{\"action\":\"delay\",\"ms\":4000}"
+#define STALL "{\"action\":\"delay\",\"ms\":8000}"
 #define MAX_SAVES 8
 
 typedef struct world {
@@ -649,7 +649,7 @@ out:
  * times out, so does the listing that looks for the room, and provisioning
  * says so (never "reaped what it had made") and keeps the title. Once Band
  * answers again, the next reap finds the room by it. Time runs at 1/20:
- * the 30 s call deadline is 1.5 s, the stall 4 s. */
+ * the 30 s call deadline is 1.5 s, raised to its 5 s floor; the stall 8 s. */
 static void test_room_create_stalled_then_reaped(void)
 {
     world w;
