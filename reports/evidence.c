@@ -59,6 +59,39 @@ static void mermaid_esc(tb_buf *b, uint32_t cp)
         tb_puts(b, " ");
 }
 
+/* Inside a fenced code block of a list item: every line indented two
+ * spaces, no backtick (so no line can close the fence early), no control
+ * character (a tab becomes spaces). */
+static void item_code_esc(tb_buf *b, uint32_t cp)
+{
+    if (cp == '\n')
+        tb_puts(b, "\n  ");
+    else if (cp == '`')
+        tb_puts(b, "'");
+    else if (cp == '\t')
+        tb_puts(b, "    ");
+    else if (!(cp < 0x20 || (cp >= 0x7F && cp < 0xA0)))
+        tb_put_cp(b, cp);
+}
+
+/* A phase's own lines (newline-ended), as a code block under its item. */
+static void put_item_lines(tb_buf *b, const char *lines)
+{
+    if (!lines || !*lines)
+        return;
+    tb_puts(b, "\n  ```text\n  ");
+    size_t n = strlen(lines);
+    char *body = malloc(n + 1);
+    if (body) {
+        memcpy(body, lines, n + 1);
+        if (n && body[n - 1] == '\n')
+            body[n - 1] = '\0'; /* the fence comes after the last line's own break */
+        tb_put_text(b, body, item_code_esc);
+        free(body);
+    }
+    tb_puts(b, "\n  ```");
+}
+
 static void put_md(tb_buf *b, const char *text, const char *fallback)
 {
     if (text && *text)
@@ -222,6 +255,10 @@ static void put_failures(tb_buf *b, const report_input *in)
         tb_printf(b, ", latest of %d attempt%s: ", state_probe_attempts(st, label),
                   state_probe_attempts(st, label) == 1 ? "" : "s");
         put_md(b, state_latest_probe(st, label)->detail, "no detail recorded");
+        const report_phase *ph = report_phase_for_probe(in, label);
+        const state_phase_result *r = ph ? state_phase(st, ph->name) : NULL;
+        if (r && r->status == RESULT_FAILED)
+            put_item_lines(b, r->output);
         tb_puts(b, "\n");
     }
     for (int i = 0; i < st->nphases; i++) {
@@ -231,6 +268,7 @@ static void put_failures(tb_buf *b, const report_input *in)
         put_phase_ref(b, in, st->phases[i].name);
         tb_puts(b, ": ");
         put_md(b, st->phases[i].detail, "no detail recorded");
+        put_item_lines(b, st->phases[i].output);
         tb_puts(b, "\n");
     }
     if (st->phase == RUN_FAILED)
@@ -772,15 +810,54 @@ static int put_failed_phase_steps(tb_buf *b, const report_input *in, int retry)
     return n;
 }
 
-static int put_unreaped_step(tb_buf *b, const char *what, const char *id)
+/* One item about something the ended run may have left on Band: lead,
+ * the id or name, tail. Nothing when value is empty. */
+static int put_leftover(tb_buf *b, const char *lead, const char *value, const char *tail)
 {
-    if (!id[0])
+    if (!value[0])
         return 0;
-    tb_printf(b, "- %s ", what);
-    put_md(b, id, "");
-    tb_puts(b, " is still recorded after the run ended, so it was not reaped: delete it "
-               "on staging, or let the next run's cleanup retry (the id carries over).\n");
+    tb_puts(b, lead);
+    put_md(b, value, "");
+    tb_puts(b, tail);
     return 1;
+}
+
+#define UNREAPED_TAIL                                                                    \
+    " is still recorded after the run ended, so it was not reaped: delete it on staging, " \
+    "or let the next run's cleanup retry (the id carries over).\n"
+
+/* A room title saved before its create was answered, with no id: Band may
+ * hold the room, and only a listing can tell. */
+static int put_unreaped_steps(tb_buf *b, const state_t *st)
+{
+    int n = put_leftover(b, "- Room ", st->room_id, UNREAPED_TAIL);
+    n += put_leftover(b, "- Agent ", st->agent_id, UNREAPED_TAIL);
+    if (!st->room_id[0])
+        n += put_leftover(b, "- Band may still hold a room titled ", st->room_title,
+                          ": its create was never answered, and no reap has shown it gone. "
+                          "Delete it on staging, or let the next run's cleanup look for it "
+                          "(the title carries over).\n");
+    return n;
+}
+
+/* Each failed phase that kept diagnostics names its file. */
+static int put_diagnostics_steps(tb_buf *b, const report_input *in)
+{
+    const state_t *st = in->st;
+    int n = 0;
+    for (int i = 0; i < st->nphases; i++) {
+        const state_phase_result *r = &st->phases[i];
+        if (r->status != RESULT_FAILED || !r->diagnostics[0])
+            continue;
+        tb_puts(b, "- Diagnostics of the failed phase ");
+        put_phase_ref(b, in, r->name);
+        tb_puts(b, " (the end of agent.log and `sbx policy log`, redacted) are in the state "
+                   "folder: ");
+        put_md(b, r->diagnostics, "");
+        tb_puts(b, ".\n");
+        n++;
+    }
+    return n;
 }
 
 static int put_residual_steps(tb_buf *b, const state_t *st)
@@ -808,11 +885,11 @@ static void put_followup(tb_buf *b, const report_input *in)
         n += put_missing_step(b, in);
     n += put_retry_steps(b, in, live);
     n += put_failed_phase_steps(b, in, live);
+    n += put_diagnostics_steps(b, in);
     if (live) {
         n += put_residual_steps(b, st);
     } else {
-        n += put_unreaped_step(b, "Room", st->room_id);
-        n += put_unreaped_step(b, "Agent", st->agent_id);
+        n += put_unreaped_steps(b, st);
     }
     if (n == 0)
         tb_puts(b, "- Nothing left to do: every mandatory probe passed and every Band "

@@ -1,5 +1,6 @@
 #include "junit.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
@@ -63,14 +64,19 @@ static const char *or_default(const char *s, const char *fallback)
 }
 
 typedef struct junit_counts {
+    size_t tests;
     size_t failures;
     size_t skipped;
     int64_t total_ms;
 } junit_counts;
 
+/* The phases, then the verdict testcase: the totals count every case. */
 static junit_counts count_results(const report_input *in)
 {
-    junit_counts c = {0, 0, 0};
+    junit_counts c = {in->nphases + 1, 0, 0, 0};
+    state_verdict v = state_verdict_of(in->st);
+    c.failures += v == VERDICT_FAIL;
+    c.skipped += v == VERDICT_INCOMPLETE;
     for (size_t i = 0; i < in->nphases; i++) {
         const state_phase_result *r = state_phase(in->st, in->phases[i].name);
         state_result status = r ? r->status : RESULT_NONE;
@@ -84,19 +90,23 @@ static junit_counts count_results(const report_input *in)
     return c;
 }
 
+static void put_totals(tb_buf *b, const junit_counts *c)
+{
+    tb_printf(b, " tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"",
+              c->tests, c->failures, c->skipped);
+    put_seconds(b, c->total_ms);
+    tb_puts(b, "\"");
+}
+
 static void put_suite_open(tb_buf *b, const report_input *in, const junit_counts *c)
 {
     tb_puts(b, "<testsuites");
     put_attr(b, "name", JUNIT_SUITE_NAME);
-    tb_printf(b, " tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"", in->nphases,
-              c->failures);
-    put_seconds(b, c->total_ms);
-    tb_puts(b, "\">\n  <testsuite");
-    put_attr(b, "name", JUNIT_SUITE_NAME);
-    tb_printf(b, " tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"",
-              in->nphases, c->failures, c->skipped);
-    put_seconds(b, c->total_ms);
+    put_totals(b, c);
+    tb_puts(b, ">\n  <testsuite name=\"" JUNIT_SUITE_NAME " run ");
+    tb_put_text(b, in->st->run_id, esc_attr);
     tb_puts(b, "\"");
+    put_totals(b, c);
     if (in->st->started_at_ms > 0) {
         /* The Ant schema wants local-style ISO 8601 without a zone; ours is
          * UTC, cut before the fraction and the Z. */
@@ -156,10 +166,15 @@ static void put_probe_line(tb_buf *b, const state_probe *p, int attempt)
 
 /* What a reader of the CI log wants beside the verdict of one phase: its
  * own note when it passed, and every attempt of its probe. */
+static int failed_with_lines(const state_phase_result *r)
+{
+    return r && r->status == RESULT_FAILED && r->output[0];
+}
+
 static int has_output(const report_input *in, const report_phase *ph,
                       const state_phase_result *r)
 {
-    if (r && r->status == RESULT_PASSED && r->detail[0])
+    if ((r && r->status == RESULT_PASSED && r->detail[0]) || failed_with_lines(r))
         return 1;
     return ph->probe_label && state_probe_attempts(in->st, ph->probe_label) > 0;
 }
@@ -172,6 +187,8 @@ static void put_output(tb_buf *b, const report_input *in, const report_phase *ph
         tb_put_text(b, r->detail, esc_text);
         tb_puts(b, "\n");
     }
+    if (failed_with_lines(r))
+        tb_put_text(b, r->output, esc_text);
     int attempt = 0;
     for (int i = 0; ph->probe_label && i < in->st->nprobes; i++) {
         const state_probe *p = &in->st->probes[i];
@@ -189,6 +206,10 @@ static void put_outcome(tb_buf *b, const state_phase_result *r)
         put_attr(b, "message", or_default(r->detail, "phase failed"));
         tb_puts(b, " type=\"phase-failed\">");
         tb_put_text(b, r->detail, esc_text);
+        if (r->output[0]) {
+            tb_puts(b, "\n\nThe phase's own lines:\n");
+            tb_put_text(b, r->output, esc_text);
+        }
         tb_puts(b, "</failure>\n");
     } else if (status == RESULT_SKIPPED) {
         tb_puts(b, "      <skipped");
@@ -220,6 +241,65 @@ static void put_testcase(tb_buf *b, const report_input *in, const report_phase *
     tb_puts(b, "    </testcase>\n");
 }
 
+/* Why the verdict is not PASS, in one line: the latest failed probes, the
+ * failed phases, the run marked failed, or the probes still missing. */
+static void put_verdict_reason(tb_buf *b, const state_t *st, state_verdict v)
+{
+    const char *sep = "";
+    tb_printf(b, "verdict %s: ", state_verdict_name(v));
+    for (int i = 0; v == VERDICT_FAIL && i < st->nprobes; i++) {
+        const state_probe *latest = state_latest_probe(st, st->probes[i].label);
+        if (latest != &st->probes[i] || latest->passed)
+            continue;
+        tb_printf(b, "%sprobe ", sep);
+        tb_put_text(b, latest->label, esc_attr);
+        tb_puts(b, " failed");
+        sep = "; ";
+    }
+    for (int i = 0; v == VERDICT_FAIL && i < st->nphases; i++) {
+        if (st->phases[i].status != RESULT_FAILED)
+            continue;
+        tb_printf(b, "%sphase ", sep);
+        tb_put_text(b, st->phases[i].name, esc_attr);
+        tb_puts(b, " failed");
+        sep = "; ";
+    }
+    if (v == VERDICT_FAIL && st->phase == RUN_FAILED) {
+        tb_printf(b, "%sthe run was recorded as failed", sep);
+        sep = "; ";
+    }
+    for (int i = 0; i < STATE_MANDATORY_PROBES; i++) {
+        if (state_latest_probe(st, state_mandatory_probes[i]))
+            continue;
+        tb_printf(b, "%smandatory probe %s has no attempt", sep, state_mandatory_probes[i]);
+        sep = "; ";
+    }
+}
+
+/* The run's verdict as a case of its own, so that no JUnit tool shows a
+ * FAIL or an INCOMPLETE run as green: passed on PASS, a failure on FAIL,
+ * skipped with the reason on INCOMPLETE. */
+static void put_verdict_case(tb_buf *b, const report_input *in)
+{
+    state_verdict v = state_verdict_of(in->st);
+    tb_puts(b, "    <testcase");
+    put_attr(b, "classname", JUNIT_CLASSNAME);
+    put_attr(b, "name", JUNIT_VERDICT_CASE);
+    tb_puts(b, " time=\"0.000\"");
+    if (v == VERDICT_PASS) {
+        tb_puts(b, "/>\n");
+        return;
+    }
+    tb_buf why;
+    tb_init(&why);
+    put_verdict_reason(&why, in->st, v);
+    char *reason = tb_take(&why);
+    tb_printf(b, ">\n      <%s message=\"%s\"%s", v == VERDICT_FAIL ? "failure" : "skipped",
+              reason ? reason : "", v == VERDICT_FAIL ? " type=\"verdict-fail\"/>\n" : "/>\n");
+    free(reason);
+    tb_puts(b, "    </testcase>\n");
+}
+
 char *junit_render(const report_input *in)
 {
     tb_buf b;
@@ -230,6 +310,7 @@ char *junit_render(const report_input *in)
     put_properties(&b, in);
     for (size_t i = 0; i < in->nphases; i++)
         put_testcase(&b, in, &in->phases[i]);
+    put_verdict_case(&b, in);
     tb_puts(&b, "  </testsuite>\n</testsuites>\n");
     return tb_take(&b);
 }

@@ -23,7 +23,7 @@ for arg in "$@"; do
 done
 
 apt_packages=(build-essential cmake pkg-config libcunit1-dev libcurl4-openssl-dev
-              libcjson-dev libwebsockets-dev libssl-dev libxml2-utils)
+              libcjson-dev libwebsockets-dev libssl-dev libxml2-utils python3-junitparser)
 brew_packages=(cmake pkg-config cunit curl cjson libwebsockets openssl@3 libxml2)
 
 install_deps() {
@@ -34,6 +34,9 @@ install_deps() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${apt_packages[@]}"
   elif command -v brew >/dev/null 2>&1; then
     brew install "${brew_packages[@]}"
+    # junitparser (ctest junit.consumers' second JUnit reader) has no formula.
+    python3 -m pip install --user --quiet junitparser ||
+      echo "bootstrap: install the Python package junitparser for ctest junit.consumers" >&2
     # Homebrew's keg-only OpenSSL and libxml2 must be visible to pkg-config.
     export PKG_CONFIG_PATH="$(brew --prefix openssl@3)/lib/pkgconfig:$(brew --prefix libxml2)/lib/pkgconfig:${PKG_CONFIG_PATH:-}"
   else

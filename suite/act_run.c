@@ -110,7 +110,7 @@ void act_cleanup(phase_env *env)
     smoke_ctx *ctx = env->ctx;
     state_t *st = ctx->st;
     char err[ERR_BUFSZ];
-    int had_room = st->room_id[0] != '\0', had_agent = st->agent_id[0] != '\0';
+    int had_room = st->room_id[0] || st->room_title[0], had_agent = st->agent_id[0] != '\0';
     /* A name without an id: a run killed while Band registered its agent;
      * provision_reap finds that agent by the name. */
     int by_name = !had_agent && st->agent_name[0] != '\0';

@@ -39,7 +39,14 @@ void act_preflight(phase_env *env)
     preflight_result r;
     char err[ERR_BUFSZ];
     err_code rc = preflight_run(&in, &r, err);
-    preflight_print(&r, ctx->out);
+    /* Through ctx_say, so the FAIL lines are kept with the phase's result. */
+    char *lines = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&lines, &len);
+    preflight_print(&r, mem ? mem : ctx->out);
+    if (mem && fclose(mem) == 0)
+        ctx_say_lines(ctx, lines);
+    free(lines);
     if (r.sbx_version[0])
         snprintf(ctx->st->sbx_version, sizeof ctx->st->sbx_version, "%s", r.sbx_version);
     if (!phase_check(env, rc == ERR_OK, "%s", err))

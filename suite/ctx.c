@@ -124,6 +124,37 @@ err_code ctx_sbx(const smoke_ctx *ctx, sbx_ctx *sbx, char *err)
     return rc;
 }
 
+/* Drops the oldest line of the tee. */
+static void tee_drop_first(ctx_tee *tee)
+{
+    char *nl = memchr(tee->text, '\n', tee->len);
+    size_t cut = nl ? (size_t)(nl - tee->text) + 1 : tee->len;
+    memmove(tee->text, tee->text + cut, tee->len - cut + 1);
+    tee->len -= cut;
+    tee->lines--;
+}
+
+/* Appends one message (it may hold several lines), redacted, then drops
+ * the oldest lines until the bounds hold. A message longer than a quarter
+ * of the tee is cut, so one never pushes all the others out. */
+static void tee_keep(ctx_tee *tee, const char *msg)
+{
+    char clean[STATE_OUTPUT_SZ / 4];
+    redact_into(msg, clean, sizeof clean);
+    for (const char *line = clean; *line;) {
+        size_t n = strcspn(line, "\n");
+        while (tee->lines > 0 &&
+               (tee->lines >= CTX_TEE_LINES || tee->len + n + 2 > sizeof tee->text))
+            tee_drop_first(tee);
+        memcpy(tee->text + tee->len, line, n);
+        tee->len += n;
+        tee->text[tee->len++] = '\n';
+        tee->text[tee->len] = '\0';
+        tee->lines++;
+        line += n + (line[n] == '\n');
+    }
+}
+
 void ctx_say(const smoke_ctx *ctx, const char *fmt, ...)
 {
     char msg[4096];
@@ -133,6 +164,28 @@ void ctx_say(const smoke_ctx *ctx, const char *fmt, ...)
     va_end(ap);
     redact_fprintf(ctx->out, "%s\n", msg);
     fflush(ctx->out);
+    if (ctx->tee)
+        tee_keep(ctx->tee, msg);
+}
+
+void ctx_say_lines(const smoke_ctx *ctx, const char *text)
+{
+    for (const char *line = text; line && *line;) {
+        size_t n = strcspn(line, "\n");
+        ctx_say(ctx, "%.*s", (int)n, line);
+        line += n + (line[n] == '\n');
+    }
+}
+
+void ctx_tee_start(smoke_ctx *ctx, ctx_tee *tee)
+{
+    memset(tee, 0, sizeof *tee);
+    ctx->tee = tee;
+}
+
+void ctx_tee_stop(smoke_ctx *ctx)
+{
+    ctx->tee = NULL;
 }
 
 int64_t ctx_now(const smoke_ctx *ctx)

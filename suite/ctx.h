@@ -17,6 +17,18 @@
 #include "sbx.h"
 #include "state.h"
 
+/* The operator lines of the phase being run, kept for its result in the
+ * state (phases{}.<name>.output) so the reports, rendered from the state
+ * alone, can show them. Redacted, newline-ended; the last CTX_TEE_LINES
+ * lines that fit in STATE_OUTPUT_SZ - 1 bytes (a message over a quarter
+ * of that is cut). */
+#define CTX_TEE_LINES 40
+typedef struct ctx_tee {
+    char text[STATE_OUTPUT_SZ];
+    size_t len;
+    int lines;
+} ctx_tee;
+
 typedef struct smoke_ctx {
     config cfg;
     state_store store;
@@ -27,6 +39,7 @@ typedef struct smoke_ctx {
     char agent_log[STATE_PATH_SZ + 16]; /* <state dir>/agent.log */
     char self_exe[STATE_PATH_SZ];       /* this band-smoke, for the launcher */
     FILE *out;                          /* operator output */
+    ctx_tee *tee;                       /* NULL unless a phase's lines are kept */
 } smoke_ctx;
 
 /* Reads settings and log patterns, prepares the state folder. Does not load
@@ -57,6 +70,15 @@ err_code ctx_sbx(const smoke_ctx *ctx, sbx_ctx *sbx, char *err);
 /* One operator-facing line on ctx->out, redacted, flushed at once (ctest
  * and AI clients read it as it comes). */
 void ctx_say(const smoke_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ctx_say for each line of text (newline-separated; the last may lack
+ * its newline). NULL is a no-op. */
+void ctx_say_lines(const smoke_ctx *ctx, const char *text);
+
+/* From now on every ctx_say line is also kept in *tee (cleared first),
+ * until ctx_tee_stop. The tee is the caller's and must outlive that. */
+void ctx_tee_start(smoke_ctx *ctx, ctx_tee *tee);
+void ctx_tee_stop(smoke_ctx *ctx);
 
 /* Now, from the context's clock. */
 int64_t ctx_now(const smoke_ctx *ctx);

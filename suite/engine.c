@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "diag.h"
 #include "gates.h"
 #include "launch.h"
 #include "lifecycle.h"
@@ -69,6 +70,25 @@ static int skip(smoke_ctx *ctx, const phase_def *def, const gate_verdict *gate)
 
 static void tell_next(smoke_ctx *ctx);
 
+/* A phase that failed once the sandbox exists keeps its diagnostics
+ * (diag.h); a failure to keep them is said, and fails nothing more. */
+static void keep_diagnostics(smoke_ctx *ctx, const phase_def *def, const char *why)
+{
+    const state_t *st = ctx->st;
+    sbx_ctx sbx;
+    char err[ERR_BUFSZ], name[DIAG_NAME_SZ];
+    int have_sbx = ctx_sbx(ctx, &sbx, err) == ERR_OK;
+    sbx.progress = NULL;
+    diag_spec spec = {ctx->store.dir, def->name, why, ctx->agent_log,
+                      st->agent_process.log_offset, have_sbx ? &sbx : NULL, st->sandbox_name,
+                      ctx_now(ctx)};
+    if (diag_write(&spec, name, err) == ERR_OK) {
+        state_set_phase_diagnostics(ctx->st, def->name, name);
+        ctx_say(ctx, "diagnostics kept in %s/%s", ctx->store.dir, name);
+    } else
+        ctx_say(ctx, "diagnostics could not be kept: %s", err);
+}
+
 /* The evidence already proves the failure: record it as the phase's result
  * and, for a probe phase, as that probe's latest attempt, so the verdict
  * says FAIL and why. No retry can change it (the requirement is about the
@@ -103,7 +123,7 @@ static void tell_next(smoke_ctx *ctx)
 }
 
 static int record(smoke_ctx *ctx, const phase_def *def, const phase_env *env,
-                  const runner_result *res, int64_t started_at)
+                  const runner_result *res, int64_t started_at, const ctx_tee *tee)
 {
     char took[CLOCK_DUR_SZ];
     clock_format_duration(res->duration_ms, took);
@@ -114,6 +134,9 @@ static int record(smoke_ctx *ctx, const phase_def *def, const phase_env *env,
     }
     state_set_phase(ctx->st, def->name, res->passed ? RESULT_PASSED : RESULT_FAILED,
                     started_at, res->duration_ms, res->passed ? env->note : res->message);
+    state_set_phase_output(ctx->st, def->name, tee->text); /* reports show the phase's lines */
+    if (!res->passed && ctx->st->sandbox_name[0])
+        keep_diagnostics(ctx, def, res->message);
     if (!persist(ctx))
         return ENGINE_EXIT_FAILED;
     if (res->passed) {
@@ -178,12 +201,15 @@ int engine_run_phase(smoke_ctx *ctx, const phase_def *def, int again)
     if (!gate.open)
         return skip(ctx, def, &gate);
 
+    ctx_tee tee;
+    ctx_tee_start(ctx, &tee);
     ctx_say(ctx, "== %s: %s (run %s)", def->ctest_name, def->title,
         ctx->st ? ctx->st->run_id : "none yet");
     phase_env env = {ctx, def, again, ""};
     runner_result res;
     int64_t started_at = ctx_now(ctx);
     rc = runner_run(&env, &res, err);
+    ctx_tee_stop(ctx);
     if (rc != ERR_OK) {
         ctx_say(ctx, "ERROR: %s: %s", err_str(rc), err);
         return ENGINE_EXIT_FAILED;
@@ -191,7 +217,7 @@ int engine_run_phase(smoke_ctx *ctx, const phase_def *def, int again)
     if (!res.passed && sig_pending())
         return engine_record_interrupted(ctx, def, sig_name(sig_pending()), started_at,
                                          sig_exit_code());
-    return record(ctx, def, &env, &res, started_at);
+    return record(ctx, def, &env, &res, started_at, &tee);
 }
 
 /* What the lifecycle says comes next (docs/lifecycle.md, "next:"). Every

@@ -1,5 +1,7 @@
 #include "lifecycle.h"
 
+#include "provision.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,7 +30,9 @@ int life_owns_something(const state_t *st)
 {
     if (!st)
         return 0;
-    int own_ids = (st->room_id[0] || st->agent_id[0]) && !st->carried_from[0];
+    /* names count too: a room or agent whose create answer was lost is
+     * known by the title or name recorded before the request */
+    int own_ids = provision_holds(st) && !st->carried_from[0];
     return st->sandbox_created_by[0] || st->agent_process.generation > 0 || own_ids;
 }
 

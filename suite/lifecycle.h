@@ -55,7 +55,8 @@ const char *life_name(life_state s);
 
 /* 1 when the run has something a cleanup or teardown must undo: a sandbox
  * this suite created, a launched agent, or an agent or room it provisioned
- * itself (ids only carried over from an archived run do not count: the
+ * itself, by id or by the name or title recorded before its create (ids
+ * only carried over from an archived run do not count: the
  * next launch reaps those first). */
 int life_owns_something(const state_t *st);
 

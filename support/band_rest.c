@@ -831,18 +831,32 @@ err_code band_agent_me(band_client *c, band_agent_info *out, char *err)
     return get(c, "/api/v1/agent/me", read_agent_info, out, err);
 }
 
-err_code band_agent_chats(band_client *c, int page, int page_size, band_chat_page *out,
-                          char *err)
+/* The user's and the agent's room lists are one shape, numbered pages. */
+static err_code chats_page(band_client *c, const char *side, const char *fn, int page,
+                           int page_size, band_chat_page *out, char *err)
 {
-    char path[PATH_SZ] = "/api/v1/agent/chats";
+    char path[PATH_SZ];
+    snprintf(path, sizeof path, "/api/v1/%s/chats", side);
     if (out)
         memset(out, 0, sizeof *out);
     if (!c || !out || page < 1 || page_size < 0)
-        return missing("band_agent_chats", err);
+        return missing(fn, err);
     if (!add_query_int(path, "page", page) ||
         (page_size > 0 && !add_query_int(path, "page_size", page_size)))
         return bad_path(err);
     return get(c, path, read_chat_page, out, err);
+}
+
+err_code band_list_chats(band_client *c, int page, int page_size, band_chat_page *out,
+                         char *err)
+{
+    return chats_page(c, "me", "band_list_chats", page, page_size, out, err);
+}
+
+err_code band_agent_chats(band_client *c, int page, int page_size, band_chat_page *out,
+                          char *err)
+{
+    return chats_page(c, "agent", "band_agent_chats", page, page_size, out, err);
 }
 
 err_code band_agent_participants(band_client *c, const char *chat_id,

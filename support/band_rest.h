@@ -292,6 +292,17 @@ typedef struct band_profile {
     char handle[BAND_NAME_SZ];         /* "" when absent */
 } band_profile;
 
+/* GET /me/chats?page=&page_size= (page >= 1; page_size 0 = Band's default):
+ * the rooms the user takes part in, in numbered pages (band_chat_page,
+ * defined below; total_pages 0 = one page). Not in the reference's list of
+ * toolkit calls: band_rest 0.0.26 has it as human_api_chats.list_my_chats
+ * (ListMyChatsResponse: ChatRoom items {id, inserted_at, updated_at,
+ * title?, task_id?}; metadata page, page_size, total_count, total_pages).
+ * Band has no title filter: callers page through. */
+typedef struct band_chat_page band_chat_page;
+err_code band_list_chats(band_client *c, int page, int page_size, band_chat_page *out,
+                         char *err);
+
 /* GET /me/profile: who the user key belongs to. */
 err_code band_get_profile(band_client *c, band_profile *out, char *err);
 
@@ -313,11 +324,11 @@ typedef struct band_chat {
     char title[BAND_NAME_SZ];          /* "" when absent */
 } band_chat;
 
-typedef struct band_chat_page {
+struct band_chat_page {
     band_chat *items;                  /* owned */
     size_t count;
     band_page_info info;               /* page, total_pages (0 = one page) */
-} band_chat_page;
+};
 
 void band_chat_page_free(band_chat_page *p);
 

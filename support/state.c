@@ -126,14 +126,19 @@ static void trim_partial_utf8(char *s)
  * readable by any strict JSON reader. */
 static void copy_text(char *dst, size_t cap, const char *src)
 {
-    char cut[STATE_PATH_SZ];
     size_t len = src ? strlen(src) : 0;
-    if (len >= sizeof cut)
-        len = sizeof cut - 1;
+    if (len >= cap)
+        len = cap - 1;
+    char *cut = malloc(len + 1);
+    if (!cut) {
+        dst[0] = '\0';
+        return;
+    }
     memcpy(cut, src ? src : "", len);
     cut[len] = '\0';
     trim_partial_utf8(cut);
     utf8_sanitize(cut, dst, cap);
+    free(cut);
 }
 
 static int is_run_id(const char *s)
@@ -193,6 +198,8 @@ static const field phase_fields[] = {
     FIELD(state_phase_result, "at", F_TIME, at_ms),
     FIELD(state_phase_result, "detail", F_STR, detail),
     FIELD(state_phase_result, "duration_ms", F_I64, duration_ms),
+    FIELD(state_phase_result, "output", F_STR, output), /* absent in older files */
+    FIELD(state_phase_result, "diagnostics", F_STR, diagnostics), /* likewise */
     END,
 };
 
@@ -270,6 +277,7 @@ static const field state_fields[] = {
     FIELD(state_t, "room_id", F_STR, room_id),
     FIELD(state_t, "agent_id", F_STR, agent_id),
     FIELD(state_t, "agent_name", F_STR, agent_name),
+    FIELD(state_t, "room_title", F_STR, room_title),
     FIELD(state_t, "carried_from", F_RUN_ID, carried_from),
     FIELD(state_t, "probes", F_PROBES, probes),
     FIELD(state_t, "phases", F_PHASES, phases),
@@ -306,10 +314,12 @@ static int put_fields(int redact, cJSON *obj, const void *base, const field *fie
 
 /* A char[] member as text, cut to its array even if the caller left it
  * unterminated, and (redacting) cut again so the masked text reads back. */
+_Static_assert(STATE_OUTPUT_SZ >= STATE_PATH_SZ, "string_to_json's buffers fit every field");
+
 static cJSON *string_to_json(int redact, const char *s, size_t cap)
 {
-    char text[STATE_PATH_SZ];
-    char clean[STATE_PATH_SZ];
+    char text[STATE_OUTPUT_SZ];
+    char clean[STATE_OUTPUT_SZ];
     if (cap > sizeof text)
         cap = sizeof text;
     const char *nul = memchr(s, '\0', cap);
@@ -580,6 +590,8 @@ static err_code read_phases(const reader *r, const cJSON *obj, state_t *st)
             return rc;
         if (state_set_phase(st, key, ph.status, ph.at_ms, ph.duration_ms, ph.detail) != ERR_OK)
             return bad_field(r, "phases", "has more than %d entries", STATE_MAX_PHASES);
+        state_set_phase_output(st, key, ph.output);
+        state_set_phase_diagnostics(st, key, ph.diagnostics);
     }
     return ERR_OK;
 }
@@ -1063,7 +1075,8 @@ static state_t *successor(const state_store *store, const state_t *old, int keep
     memcpy(st->room_id, old->room_id, sizeof st->room_id);
     memcpy(st->agent_id, old->agent_id, sizeof st->agent_id);
     memcpy(st->agent_name, old->agent_name, sizeof st->agent_name);
-    if (st->room_id[0] || st->agent_id[0] || st->agent_name[0])
+    memcpy(st->room_title, old->room_title, sizeof st->room_title);
+    if (st->room_id[0] || st->agent_id[0] || st->agent_name[0] || st->room_title[0])
         memcpy(st->carried_from, old->run_id, sizeof st->carried_from);
     if (keep_sandbox) {
         memcpy(st->sandbox_name, old->sandbox_name, sizeof st->sandbox_name);
@@ -1213,6 +1226,45 @@ err_code state_set_phase(state_t *st, const char *name, state_result status, int
     ph->at_ms = at_ms;
     ph->duration_ms = duration_ms;
     copy_text(ph->detail, sizeof ph->detail, detail);
+    ph->output[0] = '\0';
+    ph->diagnostics[0] = '\0';
+    return ERR_OK;
+}
+
+err_code state_set_phase_diagnostics(state_t *st, const char *name, const char *file)
+{
+    if (!st || !name || !file || strlen(file) >= sizeof st->phases[0].diagnostics)
+        return ERR_USAGE;
+    int i = phase_index(st, name);
+    if (i < 0)
+        return ERR_NOTFOUND;
+    memcpy(st->phases[i].diagnostics, file, strlen(file) + 1);
+    return ERR_OK;
+}
+
+err_code state_set_phase_output(state_t *st, const char *name, const char *text)
+{
+    if (!st || !name || !text)
+        return ERR_USAGE;
+    int i = phase_index(st, name);
+    if (i < 0)
+        return ERR_NOTFOUND;
+    /* Redact the whole text before cutting it: a cut could split a secret
+     * and leave a piece of it that no longer matches. */
+    char *clean = redact_str(text);
+    if (!clean)
+        return ERR_NOMEM;
+    const char *keep = clean;
+    size_t full = strlen(clean);
+    if (full >= STATE_OUTPUT_SZ) {
+        /* Keep the last lines whole, so the newest (the failure) stays. */
+        keep = clean + full - (STATE_OUTPUT_SZ - 1);
+        const char *nl = strchr(keep, '\n');
+        if (nl && nl[1])
+            keep = nl + 1;
+    }
+    copy_text(st->phases[i].output, STATE_OUTPUT_SZ, keep);
+    free(clean);
     return ERR_OK;
 }
 

@@ -46,6 +46,7 @@
 #define STATE_ID_SZ 64
 #define STATE_NAME_SZ 128
 #define STATE_TEXT_SZ 512
+#define STATE_OUTPUT_SZ 4096 /* a phase's own operator lines, the last of them */
 #define STATE_MAX_PROBES 64
 #define STATE_MAX_PHASES 16
 
@@ -91,6 +92,13 @@ typedef struct state_phase_result {
     int64_t at_ms;
     int64_t duration_ms;
     char detail[STATE_TEXT_SZ];
+    /* The phase's own operator lines of this attempt ("" when none were
+     * kept, and in files written before the field existed): redacted,
+     * newline-ended, at most the last STATE_OUTPUT_SZ - 1 bytes. */
+    char output[STATE_OUTPUT_SZ];
+    /* The file in the state folder holding this failure's diagnostics
+     * ("diagnostics.<name>.txt"), "" when none was kept. */
+    char diagnostics[64];
 } state_phase_result;
 
 /* How to tell whether the launched agent still runs: the detached
@@ -150,6 +158,10 @@ typedef struct state_t {
     char room_id[STATE_ID_SZ];
     char agent_id[STATE_ID_SZ];
     char agent_name[STATE_NAME_SZ];
+    /* The unique title of the room being made, saved before Band is asked
+     * (like agent_name): a create whose answer never came is found again
+     * by it. Kept with room_id; cleared when the room is reaped. */
+    char room_title[STATE_NAME_SZ];
     char carried_from[9]; /* run id whose unreaped ids this run inherited */
     state_probe probes[STATE_MAX_PROBES];
     int nprobes;
@@ -236,6 +248,17 @@ err_code state_set_phase(state_t *st, const char *name, state_result status,
                          int64_t at_ms, int64_t duration_ms,
                          const char *detail);
 const state_phase_result *state_phase(const state_t *st, const char *name);
+
+/* Sets the output of the phase entry `name` (state_set_phase clears it, as
+ * a new result is a new attempt): redacted, and when too long its last
+ * lines that fit, cut at a line start. ERR_NOTFOUND when the phase has no
+ * entry; ERR_USAGE for a NULL argument. */
+err_code state_set_phase_output(state_t *st, const char *name, const char *text);
+
+/* Names the diagnostics file of the phase entry `name` (cleared, too, by
+ * state_set_phase). ERR_NOTFOUND without an entry; ERR_USAGE for a NULL
+ * argument or a name that does not fit. */
+err_code state_set_phase_diagnostics(state_t *st, const char *name, const char *file);
 
 /* Residual checks: "sleep_wake" or "daemon_restart" only (ERR_USAGE else). */
 err_code state_set_residual(state_t *st, const char *check, const char *text);

@@ -459,7 +459,37 @@ static void test_interrupt_keeps_the_run(void)
     world_close(&w);
 }
 
+/* A create whose answer was lost leaves only the name or title recorded
+ * before it: the run owns that resource all the same, so a failure then
+ * ends the run through cleanup (which reaps by the name), never leaves it
+ * open and resumable with a room on Band. */
+static void test_recorded_names_count_as_owned(void)
+{
+    state_store store;
+    char err[ERR_BUFSZ];
+    char *dir = tk_tmpdir("life-own");
+    if (state_store_init(&store, dir, NULL, err) != ERR_OK)
+        abort();
+    state_t *st = state_new(&store);
+    UNIT_CHECK(!life_owns_something(st), "a new run owns nothing");
+    snprintf(st->room_title, sizeof st->room_title, "Sandbox smoke - %s #1", st->run_id);
+    UNIT_CHECK(life_owns_something(st), "a recorded room title is not counted");
+    st->room_title[0] = '\0';
+    snprintf(st->agent_name, sizeof st->agent_name, "e2e-band-%s-sandbox", st->run_id);
+    UNIT_CHECK(life_owns_something(st), "a recorded agent name is not counted");
+    state_set_phase(st, "launch", RESULT_FAILED, clock_wall_ms(NULL), 5, "Band timed out");
+    UNIT_CHECK(life_of(st, clock_wall_ms(NULL), NULL) == LIFE_FAILING,
+               "a failed launch that left an agent name is %s, want failing",
+               life_name(life_of(st, clock_wall_ms(NULL), NULL)));
+    snprintf(st->carried_from, sizeof st->carried_from, "0badc0de");
+    UNIT_CHECK(!life_owns_something(st), "names carried from an archived run counted as ours");
+    state_free(st);
+    tk_rmtree(dir);
+    free(dir);
+}
+
 const unit_case unit_cases[] = {
+    {"recorded_names_count_as_owned", test_recorded_names_count_as_owned},
     {"every_transition", test_every_transition},
     {"table_covers_every_state", test_table_covers_every_state},
     {"finished_run_is_read_only", test_finished_run_is_read_only},

@@ -21,13 +21,17 @@
 #include "unit.h"
 
 #include <cJSON.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define CANARY "canary-user-key-3e9d7a1f5c2b"
 #define FAIL_ONE_500 "{\"action\":\"fail_rest\",\"count\":1,\"status\":500}"
 #define FAIL_TWO_500 "{\"action\":\"fail_rest\",\"count\":2,\"status\":500}"
+#define STALL "{\"action\":\"delay\",\"ms\":8000}"
 #define MAX_SAVES 8
 
 typedef struct world {
@@ -39,6 +43,8 @@ typedef struct world {
     config cfg;
     int saves;
     int fault_at_save; /* plan FAIL_ONE_500 during this save (1-based); 0 = never */
+    int stall_at_save; /* plan STALL during this save (1-based); 0 = never */
+    int die_when_room; /* SIGKILL itself when asked to save a room id */
     char saved_agent[MAX_SAVES][STATE_ID_SZ];
     char saved_room[MAX_SAVES][STATE_ID_SZ];
 } world;
@@ -46,6 +52,8 @@ typedef struct world {
 static err_code save_cb(void *ud, char *err)
 {
     world *w = ud;
+    if (w->die_when_room && w->st->room_id[0])
+        raise(SIGKILL); /* as a kill would: the id never reaches the disk */
     if (w->saves < MAX_SAVES) {
         memcpy(w->saved_agent[w->saves], w->st->agent_id, STATE_ID_SZ);
         memcpy(w->saved_room[w->saves], w->st->room_id, STATE_ID_SZ);
@@ -53,6 +61,8 @@ static err_code save_cb(void *ud, char *err)
     w->saves++;
     if (w->saves == w->fault_at_save)
         UNIT_CHECK(tk_band_control(&w->band, FAIL_ONE_500) == 200, "fault planned");
+    if (w->saves == w->stall_at_save)
+        UNIT_CHECK(tk_band_control(&w->band, STALL) == 200, "stall planned");
     return state_save(&w->store, w->st, err);
 }
 
@@ -246,14 +256,21 @@ static void test_provision_end_to_end(void)
     UNIT_CHECK(w.st->agent_id[0] && w.st->room_id[0], "ids in the state");
     UNIT_CHECK(out.swept == 1 && out.reaped == 0 && out.notes[0] == '\0',
                "swept %d reaped %d notes '%s'", out.swept, out.reaped, out.notes);
-    UNIT_CHECK(w.saves == 3, "saved three times, got %d", w.saves);
+    UNIT_CHECK(w.saves == 4, "saved four times, got %d", w.saves);
     UNIT_CHECK(w.saved_agent[0][0] == '\0' && w.saved_room[0][0] == '\0',
                "first save: the agent's name alone, before asking Band to register it");
     UNIT_CHECK(strcmp(w.saved_agent[1], w.st->agent_id) == 0 && w.saved_room[1][0] == '\0',
                "second save: the agent, right after registering");
-    UNIT_CHECK(strcmp(w.saved_agent[2], w.st->agent_id) == 0 &&
-                   strcmp(w.saved_room[2], w.st->room_id) == 0,
-               "third save: the room, right after creating it");
+    UNIT_CHECK(strcmp(w.saved_agent[2], w.st->agent_id) == 0 && w.saved_room[2][0] == '\0',
+               "third save: the room's title alone, before asking Band to create it");
+    UNIT_CHECK(strcmp(w.saved_agent[3], w.st->agent_id) == 0 &&
+                   strcmp(w.saved_room[3], w.st->room_id) == 0,
+               "fourth save: the room, right after creating it");
+    char title[96];
+    snprintf(title, sizeof title, "Sandbox smoke \xE2\x80\x94 %s #", w.st->run_id);
+    UNIT_CHECK(strncmp(w.st->room_title, title, strlen(title)) == 0 &&
+                   strlen(w.st->room_title) == strlen(title) + 8,
+               "room title: the SDK's and an 8-hex nonce: %s", w.st->room_title);
     state_t *disk = on_disk(&w);
     UNIT_CHECK(disk && strcmp(disk->agent_id, w.st->agent_id) == 0 &&
                    strcmp(disk->room_id, w.st->room_id) == 0 &&
@@ -266,8 +283,10 @@ static void test_provision_end_to_end(void)
 
     rc = reap(&w, err);
     UNIT_CHECK(rc == ERR_OK, "reap: %s", err);
-    UNIT_CHECK(!w.st->agent_id[0] && !w.st->room_id[0] && !w.st->agent_name[0], "ids cleared");
-    UNIT_CHECK(w.saves == 5, "each clear saved: %d saves", w.saves);
+    UNIT_CHECK(!w.st->agent_id[0] && !w.st->room_id[0] && !w.st->agent_name[0] &&
+                   !w.st->room_title[0],
+               "ids, name and title cleared");
+    UNIT_CHECK(w.saves == 6, "each clear saved: %d saves", w.saves);
     live(&w, 0, 0, "after reaping");
 out:
     world_close(&w);
@@ -279,12 +298,12 @@ static void failed_cleanly(world *w, err_code rc, const char *err, int saves, co
 {
     UNIT_CHECK(rc == ERR_HTTP && strstr(err, "HTTP 500"), "%s fails with the 500: %s %s", step,
                err_str(rc), err);
-    UNIT_CHECK(!w->st->agent_id[0] && !w->st->room_id[0], "%s: no ids left in the state", step);
+    UNIT_CHECK(!provision_holds(w->st), "%s: no ids, name or title left in the state", step);
     UNIT_CHECK(w->saves == saves, "%s: %d saves, want %d", step, w->saves, saves);
     UNIT_CHECK(!key_file_exists(w), "%s: no key file", step);
     live(w, 0, 0, step);
     state_t *disk = on_disk(w);
-    UNIT_CHECK(!disk || (!disk->agent_id[0] && !disk->room_id[0]), "%s: no ids on disk", step);
+    UNIT_CHECK(!disk || !provision_holds(disk), "%s: nothing recorded on disk", step);
     state_free(disk);
 }
 
@@ -312,11 +331,13 @@ static void test_fail_at_create_chat(void)
     world w;
     if (!world_open(&w))
         goto out;
-    w.fault_at_save = 2; /* the save after registering: the next call creates the room */
+    w.fault_at_save = 3; /* the title's save: the next call creates the room */
     provision_out out;
     char err[ERR_BUFSZ];
     err_code rc = provision(&w, &out, err);
-    failed_cleanly(&w, rc, err, 3, "create chat");
+    /* name, agent, title; then the title cleared (Band answered: no room
+     * bears it) and the agent reaped */
+    failed_cleanly(&w, rc, err, 5, "create chat");
     UNIT_CHECK(strstr(err, "/api/v1/me/chats") && strstr(err, "reaped what it had made"),
                "message: %s", err);
 out:
@@ -328,11 +349,11 @@ static void test_fail_at_add_participant(void)
     world w;
     if (!world_open(&w))
         goto out;
-    w.fault_at_save = 3; /* the save after creating the room: next, the participant */
+    w.fault_at_save = 4; /* the save after creating the room: next, the participant */
     provision_out out;
     char err[ERR_BUFSZ];
     err_code rc = provision(&w, &out, err);
-    failed_cleanly(&w, rc, err, 5, "add participant");
+    failed_cleanly(&w, rc, err, 6, "add participant");
     UNIT_CHECK(strstr(err, "/participants") && strstr(err, "reaped what it had made"),
                "message: %s", err);
 out:
@@ -571,6 +592,158 @@ out:
     world_close(&w);
 }
 
+
+/* ---- the room window: a create whose answer never reached the disk ------- */
+
+#define TITLE_PREFIX "Sandbox smoke \xE2\x80\x94 "
+
+static void make_room(world *w, const char *title)
+{
+    char json[256];
+    long status = 0;
+    snprintf(json, sizeof json, "{\"chat\":{\"title\":\"%s\"}}", title);
+    free(tk_band_request(&w->band, "POST", "/api/v1/me/chats", CANARY, json, &status));
+    UNIT_CHECK(status == 201, "room %s made: HTTP %ld", title, status);
+}
+
+/* The title alone is recorded (the run died, or the answer was lost, after
+ * Band made the room). Reaping lists every page of the user's rooms and
+ * deletes exactly the one bearing that title; a room of the same run with
+ * another nonce, and everyone else's rooms, stay. */
+static void test_room_lost_is_reaped_by_title(void)
+{
+    world w;
+    if (!world_open(&w))
+        goto out;
+    char title[96], sibling[96], other[64];
+    snprintf(title, sizeof title, TITLE_PREFIX "%s #0badc0de", w.st->run_id);
+    snprintf(sibling, sizeof sibling, TITLE_PREFIX "%s #00000000", w.st->run_id);
+    make_room(&w, sibling);
+    for (int i = 0; i < 120; i++) { /* more than one page of 100 before it */
+        snprintf(other, sizeof other, "someone else's room %d", i);
+        make_room(&w, other);
+    }
+    make_room(&w, title);
+    live(&w, 0, 122, "before");
+    snprintf(w.st->room_title, sizeof w.st->room_title, "%s", title);
+    char err[ERR_BUFSZ];
+    long before = rest_calls(&w);
+    UNIT_CHECK(reap(&w, err) == ERR_OK, "reap by title: %s", err);
+    UNIT_CHECK(rest_calls(&w) - before == 3, "two pages listed, one delete: %ld calls",
+               rest_calls(&w) - before);
+    UNIT_CHECK(!w.st->room_title[0], "the title is forgotten once its room is gone");
+    live(&w, 0, 121, "after (the sibling and the others stay)");
+    state_t *disk = on_disk(&w);
+    UNIT_CHECK(disk && !disk->room_title[0], "the cleared title is on disk");
+    state_free(disk);
+
+    /* a title of another form is never reaped by: forgotten, nothing deleted */
+    snprintf(w.st->room_title, sizeof w.st->room_title, "someone else's room 7");
+    UNIT_CHECK(reap(&w, err) == ERR_OK && !w.st->room_title[0], "foreign title: %s", err);
+    live(&w, 0, 121, "after a foreign title");
+out:
+    world_close(&w);
+}
+
+/* A stalled server makes the room and never answers in time: the create
+ * times out, so does the listing that looks for the room, and provisioning
+ * says so (never "reaped what it had made") and keeps the title. Once Band
+ * answers again, the next reap finds the room by it. Time runs at 1/20:
+ * the 30 s call deadline is 1.5 s, raised to its 5 s floor; the stall 8 s. */
+static void test_room_create_stalled_then_reaped(void)
+{
+    world w;
+    if (!world_open(&w))
+        goto out;
+    setenv("SMOKE_TIME_SCALE", "0.05", 1);
+    w.stall_at_save = 3; /* the title's save: the next call creates the room */
+    provision_out out;
+    char err[ERR_BUFSZ];
+    err_code rc = provision(&w, &out, err);
+    unsetenv("SMOKE_TIME_SCALE");
+    UNIT_CHECK(rc == ERR_TIMEOUT, "the create times out: %s %s", err_str(rc), err);
+    UNIT_CHECK(!strstr(err, "reaped what it had made") && strstr(err, "kept in the state"),
+               "the message says what is left: %s", err);
+    UNIT_CHECK(w.st->room_title[0] && !w.st->room_id[0], "the title is kept, no id");
+    live(&w, 0, 1, "the room Band made while stalling (the agent's delete landed)");
+    state_t *disk = on_disk(&w);
+    UNIT_CHECK(disk && strcmp(disk->room_title, w.st->room_title) == 0, "the title is on disk");
+    state_free(disk);
+
+    UNIT_CHECK(tk_band_control(&w.band, "{\"action\":\"delay\",\"ms\":0}") == 200, "unstall");
+    UNIT_CHECK(reap(&w, err) == ERR_OK, "the next reap: %s", err);
+    UNIT_CHECK(!provision_holds(w.st), "nothing left recorded");
+    live(&w, 0, 0, "after the next reap");
+out:
+    world_close(&w);
+}
+
+/* SIGKILL in the instant between Band's answer to the room create and the
+ * save of its id: a child provisions and kills itself there. The state on
+ * disk holds the agent and the room's title; the next step reaps both. */
+static void test_killed_before_room_id_saved(void)
+{
+    world w;
+    if (!world_open(&w))
+        goto out;
+    w.die_when_room = 1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        provision_out out;
+        char err[ERR_BUFSZ];
+        provision_run(&w.cfg, w.st, save_cb, &w, w.dir, &out, err);
+        _exit(3); /* never reached when the kill came */
+    }
+    int status = 0;
+    UNIT_CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
+                   WTERMSIG(status) == SIGKILL,
+               "the child was killed there (status %d)", status);
+    live(&w, 1, 1, "what the killed run made");
+    state_t *disk = on_disk(&w);
+    if (!disk)
+        goto out;
+    UNIT_CHECK(disk->agent_id[0] && !disk->room_id[0] && disk->room_title[0],
+               "on disk: the agent's id and the room's title, no room id");
+    state_free(w.st);
+    w.st = disk;
+    char err[ERR_BUFSZ];
+    UNIT_CHECK(reap(&w, err) == ERR_OK, "the next step's reap: %s", err);
+    UNIT_CHECK(!provision_holds(w.st), "nothing left recorded");
+    live(&w, 0, 0, "after the next step");
+out:
+    world_close(&w);
+}
+
+/* A run that ended with a title and no id (the create's answer lost, the
+ * reap that followed failed): the next run carries the title over, like
+ * the ids, and its first reap finds the room by it. */
+static void test_lost_room_title_carried_over_by_rotation(void)
+{
+    world w;
+    if (!world_open(&w))
+        goto out;
+    char title[96], err[ERR_BUFSZ], old_run[sizeof w.st->run_id];
+    snprintf(title, sizeof title, TITLE_PREFIX "%s #12345678", w.st->run_id);
+    make_room(&w, title);
+    snprintf(w.st->room_title, sizeof w.st->room_title, "%s", title);
+    memcpy(old_run, w.st->run_id, sizeof old_run);
+    w.st->phase = RUN_FAILED;
+    UNIT_CHECK(state_save(&w.store, w.st, err) == ERR_OK, "save: %s", err);
+    UNIT_CHECK(state_rotate(&w.store, &w.st, err) == ERR_OK, "rotate: %s", err);
+    UNIT_CHECK(strcmp(w.st->run_id, old_run) != 0 && strcmp(w.st->room_title, title) == 0 &&
+                   strcmp(w.st->carried_from, old_run) == 0,
+               "the new run carries the title (carried from %s)", w.st->carried_from);
+    provision_out out;
+    UNIT_CHECK(provision(&w, &out, err) == ERR_OK && out.reaped == 1,
+               "provisioning reaps the carried room first: %s (reaped %d)", err, out.reaped);
+    live(&w, 1, 1, "only the new pair");
+    UNIT_CHECK(reap(&w, err) == ERR_OK, "reap: %s", err);
+    live(&w, 0, 0, "at the end");
+out:
+    world_close(&w);
+}
+
 const unit_case unit_cases[] = {
     {"provision_end_to_end", test_provision_end_to_end},
     {"fail_at_register", test_fail_at_register},
@@ -582,5 +755,9 @@ const unit_case unit_cases[] = {
     {"production_refused_before_any_request", test_production_refused_before_any_request},
     {"bad_arguments", test_bad_arguments},
     {"agent_lost_mid_register_is_reaped_by_name", test_agent_lost_mid_register_is_reaped_by_name},
+    {"room_lost_is_reaped_by_title", test_room_lost_is_reaped_by_title},
+    {"room_create_stalled_then_reaped", test_room_create_stalled_then_reaped},
+    {"killed_before_room_id_saved", test_killed_before_room_id_saved},
+    {"lost_room_title_carried_over_by_rotation", test_lost_room_title_carried_over_by_rotation},
     {NULL, NULL},
 };

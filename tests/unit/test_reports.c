@@ -15,6 +15,7 @@
 #include "tk_run.h"
 #include "unit.h"
 
+#include <cJSON.h>
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -226,8 +227,17 @@ static state_t *fail_run(void)
               "HTTP 502 from the staging REST API");
     set_phase(st, "after-wifi-reconnect", RESULT_FAILED, T0 + 499 * SEC, 16 * SEC,
               "probe after-wifi-reconnect failed: HTTP 502 from the staging REST API");
+    state_set_phase_output(st, "after-wifi-reconnect",
+                           "== phase.07.after-wifi-reconnect: After Wi-Fi reconnect (run c0ffee42)\n"
+                           "probe after-wifi-reconnect: sending marker 3c4d5e6f7081\n"
+                           "FAIL POST /api/v1/me/chats/room-77aa0b13/messages: HTTP 502\n");
     set_phase(st, "cleanup", RESULT_FAILED, T0 + 600 * SEC, 4 * SEC,
               "room reap failed (HTTP 500); its id is kept");
+    state_set_phase_diagnostics(st, "after-wifi-reconnect", "diagnostics.after-wifi-reconnect.txt");
+    state_set_phase_output(st, "cleanup",
+                           "== phase.11.cleanup: Cleanup (run c0ffee42)\n"
+                           "reaping room room-77aa0b13: DELETE /api/v1/me/chats/room-77aa0b13: "
+                           "HTTP 500 internal_error\n");
     st->phase = RUN_FAILED;
     st->updated_at_ms = T0 + 604 * SEC;
     return st;
@@ -244,6 +254,14 @@ static size_t count(const char *text, const char *needle)
 {
     size_t n = 0, len = strlen(needle);
     for (const char *p = strstr(text, needle); p; p = strstr(p + len, needle))
+        n++;
+    return n;
+}
+
+static size_t count_between(const char *from, const char *to, const char *needle)
+{
+    size_t n = 0, len = strlen(needle);
+    for (const char *p = strstr(from, needle); p && p < to; p = strstr(p + len, needle))
         n++;
     return n;
 }
@@ -324,15 +342,28 @@ static void check_schema(const char *what, const char *xml)
     free(output);
 }
 
-/* The counts on <testsuite> must agree with the testcases below it. */
+/* 1 when the first tag that starts with `open` holds `attrs`. */
+static int tag_has(const char *xml, const char *open, const char *attrs)
+{
+    const char *tag = strstr(xml, open);
+    const char *end = tag ? strchr(tag, '>') : NULL;
+    const char *at = tag ? strstr(tag, attrs) : NULL;
+    return end && at && at < end;
+}
+
+/* The counts on <testsuites> and <testsuite> must agree with the
+ * testcases below them: the phases and the verdict. */
 static void check_junit_counts(const char *xml, size_t failures, size_t skipped)
 {
     char want[160];
-    snprintf(want, sizeof want,
-             "<testsuite name=\"band-smoke\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
-             "skipped=\"%zu\"", NPHASES, failures, skipped);
-    UNIT_CHECK(strstr(xml, want) != NULL, "no %s in:\n%s", want, xml);
-    UNIT_CHECK(count(xml, "<testcase ") == NPHASES, "%zu testcases", count(xml, "<testcase "));
+    snprintf(want, sizeof want, " tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\"",
+             NPHASES + 1, failures, skipped);
+    UNIT_CHECK(tag_has(xml, "<testsuites name=\"band-smoke\"", want), "no <testsuites%s in:\n%s",
+               want, xml);
+    UNIT_CHECK(tag_has(xml, "<testsuite name=\"band-smoke run ", want), "no <testsuite%s in:\n%s",
+               want, xml);
+    UNIT_CHECK(count(xml, "<testcase ") == NPHASES + 1, "%zu testcases",
+               count(xml, "<testcase "));
     UNIT_CHECK(count(xml, "<failure ") == failures, "%zu failures", count(xml, "<failure "));
     UNIT_CHECK(count(xml, "<skipped ") == skipped, "%zu skipped", count(xml, "<skipped "));
 }
@@ -367,7 +398,7 @@ static void check_case(const char *name, const state_t *st, int64_t now, size_t 
 static void test_golden_empty_run(void)
 {
     state_t *st = empty_run();
-    check_case("empty", st, T0 + 5 * SEC, 0, NPHASES);
+    check_case("empty", st, T0 + 5 * SEC, 0, NPHASES + 1);
     state_free(st);
 }
 
@@ -383,7 +414,7 @@ static void test_golden_fail_run(void)
 {
     state_t *st = fail_run();
     UNIT_CHECK(state_verdict_of(st) == VERDICT_FAIL, "fixture is not a FAIL run");
-    check_case("fail", st, T0 + 610 * SEC, 2, 5);
+    check_case("fail", st, T0 + 610 * SEC, 3, 5);
     state_free(st);
 }
 
@@ -391,7 +422,7 @@ static void test_golden_incomplete_run(void)
 {
     state_t *st = incomplete_run();
     UNIT_CHECK(state_verdict_of(st) == VERDICT_INCOMPLETE, "fixture is not INCOMPLETE");
-    check_case("incomplete", st, T0 + 80 * SEC, 0, 6);
+    check_case("incomplete", st, T0 + 80 * SEC, 0, 7);
     state_free(st);
 }
 
@@ -419,8 +450,44 @@ static void test_reports_state_what_matters(void)
     UNIT_CHECK(md && strstr(md, "Probe initial, attempt 2, agent generation 1 | passed"),
                "passed retry");
     UNIT_CHECK(md && strstr(md, "- Room room-77aa0b13 is still recorded"), "unreaped room");
-    UNIT_CHECK(md && !strstr(md, "retry it with"), "a failed run offered a retry");
+    UNIT_CHECK(md && !strstr(md, "may still hold"), "a room with an id reported as maybe made");
     free(md);
+    /* a title without an id: the room create was never answered */
+    char kept_room[STATE_ID_SZ];
+    memcpy(kept_room, fail->room_id, sizeof kept_room);
+    fail->room_id[0] = '\0';
+    snprintf(fail->room_title, sizeof fail->room_title, "Sandbox smoke \xE2\x80\x94 c0ffee42 #0a1b2c3d");
+    md = evidence_render(&in);
+    UNIT_CHECK(md && strstr(md, "- Band may still hold a room titled Sandbox smoke \xE2\x80\x94 "
+                                "c0ffee42 #0a1b2c3d: its create was never answered"),
+               "a title without an id is not in Follow-up");
+    memcpy(fail->room_id, kept_room, sizeof kept_room);
+    fail->room_title[0] = '\0';
+    UNIT_CHECK(md && !strstr(md, "retry it with"), "a failed run offered a retry");
+    UNIT_CHECK(md && strstr(md, "- Diagnostics of the failed phase phase.07.after-wifi-reconnect "
+                                "(Probe after Wi-Fi reconnect) (the end of agent.log and `sbx policy "
+                                "log`, redacted) are in the state folder: "
+                                "diagnostics.after-wifi-reconnect.txt.\n"),
+               "Follow-up does not name the diagnostics file");
+    UNIT_CHECK(md && strstr(md, "HTTP 502 from the staging REST API\n  ```text\n"
+                                "  == phase.07.after-wifi-reconnect: After Wi-Fi reconnect "
+                                "(run c0ffee42)\n"),
+               "What failed does not show the failed phase's own lines");
+    free(md);
+    char *xml = junit_render(&in);
+    UNIT_CHECK(xml && strstr(xml, "HTTP 502 from the staging REST API\n\nThe phase's own lines:\n"
+                                  "== phase.07.after-wifi-reconnect"),
+               "the failure does not carry the phase's own lines");
+    UNIT_CHECK(xml && strstr(xml, "<system-out>== phase.07"), "system-out without the lines");
+    UNIT_CHECK(xml && strstr(xml, "<testsuite name=\"band-smoke run c0ffee42\""),
+               "the suite name does not carry the run id");
+    UNIT_CHECK(xml && strstr(xml, "name=\"verdict\" time=\"0.000\">\n      <failure "
+                                  "message=\"verdict FAIL: probe after-wifi-reconnect failed; "
+                                  "phase after-wifi-reconnect failed; phase cleanup failed; "
+                                  "the run was recorded as failed; mandatory probe "
+                                  "after-sleep-wake has no attempt"),
+               "no failing verdict case with its reasons");
+    free(xml);
 
     /* The same failures in a run that goes on: retry commands, and live ids
      * are not "unreaped". */
@@ -444,6 +511,16 @@ static void test_reports_state_what_matters(void)
     UNIT_CHECK(md && strstr(md, "`after-wifi-reconnect` (phase.07.after-wifi-reconnect)"),
                "missing probe without its phase");
     free(md);
+    xml = junit_render(&in);
+    UNIT_CHECK(xml && strstr(xml, "name=\"verdict\" time=\"0.000\">\n      <skipped "
+                                  "message=\"verdict INCOMPLETE: mandatory probe "
+                                  "after-wifi-reconnect has no attempt;"),
+               "no skipped verdict case with the reason");
+    free(xml);
+    in = input_for(pass, T0 + 510 * SEC);
+    xml = junit_render(&in);
+    UNIT_CHECK(xml && strstr(xml, "name=\"verdict\" time=\"0.000\"/>"), "PASS verdict case");
+    free(xml);
 
     /* Only probes decide the verdict, but a failed phase is still news. */
     state_t *early = new_run("e4e4e4e4");
@@ -485,6 +562,7 @@ static state_t *hostile_run(void)
     FILL(st->room_id, NASTY);
     set_phase(st, "start", RESULT_PASSED, T0, 10, NASTY);
     set_phase(st, "initial", RESULT_FAILED, T0 + SEC, 10, NASTY);
+    state_set_phase_output(st, "initial", NASTY "\n```\n  ```text\n" NASTY "\n");
     set_phase(st, "ghost", RESULT_SKIPPED, T0 + 2 * SEC, 0, NASTY);
     set_phase(st, "n|a\nme<&", RESULT_FAILED, T0 + 3 * SEC, 0, NASTY);
     add_probe(st, "initial", 0, T0 + 1500, 7, "<m&>|\n", 1, NASTY);
@@ -621,8 +699,16 @@ static void test_hostile_text_stays_valid(void)
         check_schema("hostile", xml);
         UNIT_CHECK(strstr(xml, "]]>") == NULL, "]]> in junit.xml");
         UNIT_CHECK(strstr(xml, "<tag") == NULL, "raw tag in junit.xml");
+        /* Outside the phases' code blocks, where text is literal, every <
+         * is escaped; inside them no line may close the fence early. */
+        const char *open = strstr(md, "  ```text\n");
+        const char *close = open ? strstr(open + 10, "\n  ```\n") : NULL;
+        UNIT_CHECK(open && close, "no code block for the failed phase's lines");
+        UNIT_CHECK(!open || !close || count_between(open + 10, close, "`") == 0,
+                   "a backtick inside the code block");
         for (const char *lt = strchr(md, '<'); lt; lt = strchr(lt + 1, '<'))
-            UNIT_CHECK(lt > md && lt[-1] == '\\', "unescaped < in evidence.md: %.20s", lt);
+            UNIT_CHECK((lt > md && lt[-1] == '\\') || (open && close && lt > open && lt < close),
+                       "unescaped < in evidence.md: %.20s", lt);
         long bad = first_bad_utf8((const unsigned char *)xml);
         UNIT_CHECK(bad < 0, "invalid UTF-8 in junit.xml at byte %ld", bad);
         bad = first_bad_utf8((const unsigned char *)md);
@@ -677,7 +763,8 @@ static void test_checkers_catch_broken_output(void)
     state_t *st = pass_run();
     report_input in = input_for(st, T0 + 510 * SEC);
     char *xml = junit_render(&in);
-    char *cut = xml ? strstr(xml, " errors=\"0\" skipped") : NULL;
+    char *suite = xml ? strstr(xml, "<testsuite ") : NULL;
+    char *cut = suite ? strstr(suite, " errors=\"0\" skipped") : NULL;
     if (UNIT_CHECK(cut != NULL, "no errors attribute to remove")) {
         memmove(cut, cut + 11, strlen(cut + 11) + 1);
         char *output = NULL;
@@ -711,6 +798,8 @@ static void test_secrets_never_reach_a_report(void)
     const char *planted = "probe failed; key " CANARY " and " CANARY_SPECIAL " leaked";
     snprintf(st->probes[0].detail, STATE_TEXT_SZ, "%s", planted);
     snprintf(st->phases[4].detail, STATE_TEXT_SZ, "%s", planted);
+    st->phases[4].status = RESULT_FAILED; /* its own lines are shown only when it failed */
+    snprintf(st->phases[4].output, STATE_OUTPUT_SZ, "line one\n%s\n", planted);
     snprintf(st->residual_sleep_wake, STATE_TEXT_SZ, "%s", planted);
     snprintf(st->workspace, STATE_PATH_SZ, "/home/%s", CANARY);
     snprintf(st->evidence.wifi.reconnect_line, STATE_TEXT_SZ, "X-API-Key: %s", CANARY);
@@ -818,7 +907,83 @@ static void test_write_failures_are_reported_and_clean(void)
     state_free(st);
 }
 
+
+/* Reports are rendered from the state alone, so a phase's own lines must
+ * survive the state file: saved redacted, cut to their last lines, and
+ * absent (not an error) in files written before the field existed. */
+static void test_phase_output_survives_the_state_file(void)
+{
+    redact_clear();
+    UNIT_CHECK(redact_add_secret(CANARY) == ERR_OK, "canary refused");
+    char *dir = tk_tmpdir("reports-output");
+    state_store store;
+    char err[ERR_BUFSZ];
+    state_t *st = NULL, *back = NULL;
+    if (!UNIT_CHECK(state_store_init(&store, dir, NULL, err) == ERR_OK &&
+                        (st = state_new(&store)) != NULL, "store: %s", err))
+        goto out;
+    set_phase(st, "launch", RESULT_FAILED, T0, 10, "no readiness line");
+    size_t big = 3 * STATE_OUTPUT_SZ;
+    char *text = malloc(big);
+    size_t len = 0;
+    for (int i = 0; len + 80 < big; i++)
+        len += (size_t)snprintf(text + len, big - len, "line %04d key " CANARY " end\n", i);
+    UNIT_CHECK(state_set_phase_output(st, "launch", text) == ERR_OK, "set output");
+    UNIT_CHECK(state_set_phase_output(st, "nope", "x") == ERR_NOTFOUND, "unknown phase");
+    UNIT_CHECK(state_set_phase_diagnostics(st, "launch", "diagnostics.launch.txt") == ERR_OK,
+               "set diagnostics");
+    free(text);
+    const char *out = state_phase(st, "launch")->output;
+    UNIT_CHECK(strlen(out) < STATE_OUTPUT_SZ && strncmp(out, "line ", 5) == 0,
+               "cut at a line start: %.30s", out);
+    size_t n = strlen(out);
+    UNIT_CHECK(n > 5 && strcmp(out + n - 5, " end\n") == 0, "the newest line is kept whole");
+    UNIT_CHECK(!strstr(out, CANARY) && strstr(out, REDACT_MASK), "redacted");
+    UNIT_CHECK(state_save(&store, st, err) == ERR_OK, "save: %s", err);
+    UNIT_CHECK(state_load(&store, &back, err) == ERR_OK, "load: %s", err);
+    UNIT_CHECK(back && strcmp(state_phase(back, "launch")->output, out) == 0 &&
+                   strcmp(state_phase(back, "launch")->diagnostics, "diagnostics.launch.txt") == 0,
+               "the output and the diagnostics file read back");
+    set_phase(st, "launch", RESULT_PASSED, T0 + SEC, 10, "ready");
+    UNIT_CHECK(state_phase(st, "launch")->output[0] == '\0' &&
+                   state_phase(st, "launch")->diagnostics[0] == '\0',
+               "a new result clears the output and the diagnostics");
+    state_free(back);
+    back = NULL;
+
+    /* a file of before: phases without "output" */
+    char *path = tk_path(dir, "state.json");
+    char *json = tk_read(path, NULL);
+    cJSON *root = json ? cJSON_Parse(json) : NULL;
+    cJSON *launch = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(root, "phases"), "launch");
+    if (UNIT_CHECK(cJSON_GetObjectItemCaseSensitive(launch, "output") &&
+                       cJSON_GetObjectItemCaseSensitive(launch, "diagnostics"),
+                   "output and diagnostics written")) {
+        cJSON_DeleteItemFromObjectCaseSensitive(launch, "output");
+        cJSON_DeleteItemFromObjectCaseSensitive(launch, "diagnostics");
+        char *older = cJSON_Print(root);
+        tk_write(path, older);
+        free(older);
+        UNIT_CHECK(state_load(&store, &back, err) == ERR_OK, "an older file loads: %s", err);
+        UNIT_CHECK(back && state_phase(back, "launch") &&
+                       state_phase(back, "launch")->output[0] == '\0' &&
+                       state_phase(back, "launch")->diagnostics[0] == '\0',
+                   "no output or diagnostics in an older file");
+    }
+    cJSON_Delete(root);
+    free(json);
+    free(path);
+out:
+    state_free(st);
+    state_free(back);
+    tk_rmtree(dir);
+    free(dir);
+    redact_clear();
+}
+
 const unit_case unit_cases[] = {
+    {"phase_output_survives_the_state_file", test_phase_output_survives_the_state_file},
     {"golden_empty_run", test_golden_empty_run},
     {"golden_pass_run", test_golden_pass_run},
     {"golden_fail_run", test_golden_fail_run},
