@@ -192,3 +192,34 @@ int cmd_report(smoke_ctx *ctx)
                    ctx->store.dir);
     return 0;
 }
+
+/* `status --brief`: three lines for the end of a ctest run (ctestview.h):
+ * the run and its verdict so far, which probes are proven, the next command. */
+int cmd_status_brief(smoke_ctx *ctx)
+{
+    char err[ERR_BUFSZ], why[1024], cmd[512];
+    err_code rc = ctx_load(ctx, err);
+    if (rc != ERR_OK && rc != ERR_NOTFOUND)
+        return fail(ctx, rc, err);
+    if (ctx->st) {
+        char proven[256] = "";
+        size_t n = 0;
+        for (int i = 0; i < STATE_MANDATORY_PROBES && n < sizeof proven; i++) {
+            const state_probe *p = state_latest_probe(ctx->st, state_mandatory_probes[i]);
+            if (p && p->passed)
+                n += (size_t)snprintf(proven + n, sizeof proven - n, "%s%s", n ? ", " : "",
+                                      state_mandatory_probes[i]);
+        }
+        redact_fprintf(ctx->out, "run %s: %s; verdict so far %s; proven: %s\n", ctx->st->run_id,
+                       state_run_phase_name(ctx->st->phase),
+                       state_verdict_name(state_verdict_of(ctx->st)),
+                       proven[0] ? proven : "nothing yet");
+    } else {
+        redact_fprintf(ctx->out, "no run yet (state folder %s)\n", ctx->store.dir);
+    }
+    engine_next(ctx, why, sizeof why, cmd, sizeof cmd);
+    redact_fprintf(ctx->out, "next: %s\n", why);
+    if (cmd[0])
+        redact_fprintf(ctx->out, "  %s\n", cmd);
+    return 0;
+}

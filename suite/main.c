@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "ctestview.h"
 #include "ctx.h"
 #include "engine.h"
 #include "launcher.h"
@@ -26,7 +27,7 @@ static const char usage_text[] =
     "                                  after-wifi-reconnect, sleep-checkpoint,\n"
     "                                  after-sleep-wake, daemon-restart, cleanup, report,\n"
     "                                  teardown, or the ctest name (phase.05.initial)\n"
-    "  status                          where the run stands and the exact next command\n"
+    "  status [--brief]                where the run stands and the exact next command\n"
     "  record-phase PHASE              started|awaiting-wifi-recovery|awaiting-sleep-wake|\n"
     "                                  daemon-restart|completed|failed\n"
     "  record-observation CHECK TEXT   sleep_wake|daemon_restart, free text\n"
@@ -111,6 +112,8 @@ static int dispatch(smoke_ctx *ctx, const char *cmd, int argc, char **argv)
         return run_one_phase(ctx, argc, argv);
     if (!strcmp(cmd, "status") && argc == 0)
         return cmd_status(ctx);
+    if (!strcmp(cmd, "status") && argc == 1 && !strcmp(argv[0], "--brief"))
+        return cmd_status_brief(ctx);
     if (!strcmp(cmd, "record-phase"))
         return cmd_record_phase(ctx, argc, argv);
     if (!strcmp(cmd, "record-observation"))
@@ -136,6 +139,12 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if (argc >= 2 && !strcmp(argv[1], "_launcher"))
         return launcher_main(argc - 2, argv + 2);
+    /* CTest's hooks (ctestview.h): before any settings are read, since
+     * they run for every ctest invocation, offline ones included. */
+    if (argc >= 2 && !strcmp(argv[1], "_ctest-pre"))
+        return ctestview_pre(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "_ctest-post"))
+        return ctestview_post(argc - 2, argv + 2, argv[0]);
     if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
         !strcmp(argv[1], "-h"))
         return argc < 2 ? usage() : (fputs(usage_text, stdout), 0);
