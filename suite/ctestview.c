@@ -65,8 +65,9 @@ static int keep_line(const block *b, int i)
     return !(i > 0 && starts(b->lines[i - 1], "next: ") && starts(s, "  "));
 }
 
-static void print_block(const block *b, char *prev_skip, size_t cap, const char *prev_name,
-                        FILE *out)
+/* Returns 1 when the block only repeated the previous skip's reason. */
+static int print_block(const block *b, char *prev_skip, size_t cap, const char *prev_name,
+                       FILE *out)
 {
     const char *name = b->def->ctest_name;
     int kept[256], nk = 0;
@@ -80,16 +81,17 @@ static void print_block(const block *b, char *prev_skip, size_t cap, const char 
         if (starts(line, "SKIPPED:") && prev_skip[0] && !strcmp(line, prev_skip)) {
             redact_fprintf(out, "%s (%s): SKIPPED, the same reason as %s\n", name,
                            b->def->title, prev_name);
-            return;
+            return 1;
         }
         snprintf(prev_skip, cap, "%s", starts(line, "SKIPPED:") ? line : "");
         redact_fprintf(out, "%s (%s): %s\n", name, b->def->title, line);
-        return;
+        return 0;
     }
     prev_skip[0] = '\0';
     redact_fprintf(out, "%s (%s): %s\n", name, b->def->title, verdict_of(b));
     for (int k = 0; k < nk; k++)
         redact_fprintf(out, "  %s\n", b->lines[kept[k]]);
+    return 0;
 }
 
 /* "12/13 Testing: phase.05.initial" -> the phase, or NULL. */
@@ -134,8 +136,8 @@ int ctestview_print_log(const char *log_text, FILE *out)
                 b.lines[b.n++] = line;
             if (found++ == 0)
                 redact_fprintf(out, "\n---- what each phase said ----\n");
-            print_block(&b, prev_skip, sizeof prev_skip, prev_name, out);
-            snprintf(prev_name, sizeof prev_name, "%s", b.def->ctest_name);
+            if (!print_block(&b, prev_skip, sizeof prev_skip, prev_name, out))
+                snprintf(prev_name, sizeof prev_name, "%s", b.def->ctest_name);
             b.def = NULL;
             in_output = 0;
             continue;

@@ -12,6 +12,7 @@
 #include "run.h"
 #include "tk.h"
 #include "tk_band.h"
+#include "via_ctest.h"
 
 /* The Wi-Fi cycle: long enough for every tunnel to drop and the agent to
  * back off at least once; short enough for a 60 s rehearsal. */
@@ -95,8 +96,27 @@ static void check_pass_evidence(rehearsal *r)
     state_free(st);
 }
 
+/* The operator's way (README): `ctest -R phase` runs up to a checkpoint and
+ * stops; after each interruption the same command goes on. */
+static void scenario_main_via_ctest(rehearsal *r)
+{
+    if (!step_ctest_pass(r, "wifi-checkpoint", "OPERATOR STEP (Wi-Fi)"))
+        return abandon(r);
+    wifi_cycle(r);
+    if (!step_ctest_pass(r, "sleep-checkpoint", "OPERATOR STEP (sleep/wake"))
+        return abandon(r);
+    host_sleep(r);
+    if (!step_ctest_pass(r, "teardown", NULL))
+        return abandon(r);
+    check_no_leak(r);
+    check_reports(r, "PASS");
+    check_pass_evidence(r);
+}
+
 static void scenario_main(rehearsal *r)
 {
+    if (r->via_ctest)
+        return scenario_main_via_ctest(r);
     static const char *const up_to_initial[] = {"start", "preflight", "sandbox", "launch",
                                                 "initial", "wifi-checkpoint", NULL};
     if (!run_phases(r, up_to_initial))
