@@ -199,8 +199,13 @@ int cmd_status_brief(smoke_ctx *ctx)
 {
     char err[ERR_BUFSZ], why[1024], cmd[512];
     err_code rc = ctx_load(ctx, err);
-    if (rc != ERR_OK && rc != ERR_NOTFOUND)
-        return fail(ctx, rc, err);
+    if (rc != ERR_OK && rc != ERR_NOTFOUND) {
+        fail(ctx, rc, err);
+        phase_command(phase_get(PH_START), cmd, sizeof cmd);
+        redact_fprintf(ctx->out, "next: the file was left as it is; inspect it or move it "
+                                 "away, then start a new run with:\n  %s\n", cmd);
+        return 1;
+    }
     if (ctx->st) {
         char proven[256] = "";
         size_t n = 0;

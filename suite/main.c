@@ -19,6 +19,7 @@
 #include "preflight.h"
 #include "redact.h"
 #include "sbx.h"
+#include "watch.h"
 
 static const char usage_text[] =
     "usage: band-smoke COMMAND [ARGS]\n"
@@ -32,6 +33,7 @@ static const char usage_text[] =
     "                                  daemon-restart|completed|failed\n"
     "  record-observation CHECK TEXT   sleep_wake|daemon_restart, free text\n"
     "  confirm sleep-wake              the operator's word that the host slept\n"
+    "  watch [--timeout SECONDS]       at a checkpoint: follow agent.log and the clocks live\n"
     "  report                          render evidence.md and junit.xml now\n"
     "  preflight                       the preflight checks alone\n"
     "  rehearse [ARGS]                 the whole smoke offline, against built-in fakes\n"
@@ -120,6 +122,8 @@ static int dispatch(smoke_ctx *ctx, const char *cmd, int argc, char **argv)
         return cmd_record_observation(ctx, argc, argv);
     if (!strcmp(cmd, "confirm"))
         return cmd_confirm(ctx, argc, argv);
+    if (!strcmp(cmd, "watch"))
+        return watch_main(ctx, argc, argv);
     if (!strcmp(cmd, "report") && argc == 0)
         return cmd_report(ctx);
     if (!strcmp(cmd, "preflight") && argc == 0)

@@ -36,10 +36,30 @@ static void abandon(rehearsal *r)
     finish_run(r, 0, 0);
 }
 
+/* The operator follows the cycle with `band-smoke watch`: it must say when
+ * the socket dropped and when to turn Wi-Fi back on, then the reconnect
+ * and the resume command, and end by itself. */
+static void watch_wifi(rehearsal *r)
+{
+    char *argv[] = {r->w.band_smoke, "watch", "--timeout", "40", NULL};
+    run_out out;
+    say(r, "$ band-smoke watch --timeout 40");
+    int status = run_child(&r->w, argv, 60000, "          | ", &out);
+    check(r, status == 0, "band-smoke watch: exit %d, expected 0", status);
+    static const char *const want[] = {"WebSocket disconnected at ", "after the checkpoint",
+                                       "WebSocket reconnected at ", ", outage ",
+                                       "resume with ctest --test-dir ", NULL};
+    for (int i = 0; want[i]; i++)
+        check(r, strstr(out.text, want[i]) != NULL, "band-smoke watch did not say \"%s\"",
+              want[i]);
+    run_out_free(&out);
+}
+
 static void wifi_cycle(rehearsal *r)
 {
     int64_t cut_at = clock_wall_ms(NULL);
     inject_sbx(r, "Wi-Fi cycle (the operator turns Wi-Fi off, then on)", "net-cut", WIFI_CUT_S);
+    watch_wifi(r);
     wait_log(r, "the WebSocket disconnect", "WebSocket disconnected", cut_at - 1000, 20000);
     wait_log(r, "the WebSocket reconnect", "WebSocket reconnected", cut_at, 40000);
 }
