@@ -1,0 +1,285 @@
+/* watch: `band-smoke watch` at both checkpoints, driven by a written
+ * agent.log, a saved run state and a fake clock; it must say what happened
+ * when, end by itself, and leave state.json byte for byte as it was. */
+#include "watch.h"
+
+#include "gates.h"
+#include "phases.h"
+#include "platform.h"
+#include "tk.h"
+#include "unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define T0 1796212800000LL /* 2026-12-02T12:00:00Z */
+#define CHECKPOINT_AT (T0 + 60000) /* 12:01:00 */
+
+static clock_reading fake_now;
+
+static void read_fake(void *ud, clock_reading *out)
+{
+    (void)ud;
+    *out = fake_now;
+}
+
+typedef struct fixture {
+    smoke_ctx ctx;
+    char *dir;
+    char out_path[1100];
+} fixture;
+
+static void pass(state_t *st, phase_id id, int64_t at)
+{
+    state_set_phase(st, phase_get(id)->name, RESULT_PASSED, at, 10, "");
+}
+
+/* A run waiting at `held` (checkpoint passed at 12:01:00), with a live
+ * agent (this test process stands in for it) that passed the initial probe. */
+static void setup(fixture *f, run_phase held)
+{
+    memset(f, 0, sizeof *f);
+    setenv("TZ", "UTC", 1); /* the watch prints the operator's local time */
+    tzset();
+    fake_now = (clock_reading){CHECKPOINT_AT, 1000000, 2000000};
+    f->dir = tk_tmpdir("watch");
+    snprintf(f->out_path, sizeof f->out_path, "%s/out.txt", f->dir);
+    f->ctx.clock = (clock_src){read_fake, NULL};
+    f->ctx.lock_fd = -1;
+    f->ctx.out = fopen(f->out_path, "w+");
+    f->ctx.cfg.reconnect_window_s = 300;
+    char err[ERR_BUFSZ];
+    if (!f->ctx.out || state_store_init(&f->ctx.store, f->dir, &f->ctx.clock, err) != ERR_OK)
+        abort();
+    agentlog_patterns_default(&f->ctx.patterns);
+    snprintf(f->ctx.agent_log, sizeof f->ctx.agent_log, "%s/agent.log", f->dir);
+
+    state_t *st = state_new(&f->ctx.store);
+    for (phase_id id = PH_START; id <= PH_INITIAL; id++)
+        pass(st, id, T0 + id);
+    st->agent_process = (state_agent_process){.generation = 1, .pid = (int)getpid(),
+                                              .launched_at_ms = T0, .ready_at_ms = T0 + 1000};
+    st->agent_process.start_token = plat_proc_start_token(getpid());
+    state_probe p = {.passed = 1, .at_ms = T0 + 5000, .latency_ms = 42, .generation = 1};
+    snprintf(p.label, sizeof p.label, "initial");
+    state_add_probe(st, &p);
+    pass(st, PH_WIFI_CHECKPOINT, CHECKPOINT_AT);
+    st->phase = held;
+    if (held == RUN_AWAITING_SLEEP) {
+        snprintf(p.label, sizeof p.label, "after-wifi-reconnect");
+        state_add_probe(st, &p);
+        pass(st, PH_AFTER_WIFI, CHECKPOINT_AT);
+        pass(st, PH_SLEEP_CHECKPOINT, CHECKPOINT_AT);
+        st->evidence.sleep.checkpoint = fake_now;
+        st->evidence.sleep.slept_ms = -1;
+    }
+    if (state_save(&f->ctx.store, st, err) != ERR_OK)
+        abort();
+    state_free(st);
+}
+
+static void teardown(fixture *f)
+{
+    ctx_close(&f->ctx);
+    fclose(f->ctx.out);
+    tk_rmtree(f->dir);
+    free(f->dir);
+}
+
+static void write_log(fixture *f, const char *text)
+{
+    tk_write(f->ctx.agent_log, text);
+}
+
+/* Runs the watch with a short deadline; returns its exit code, *said what
+ * it printed (caller frees). */
+static int watch(fixture *f, int timeout_ms, char **said)
+{
+    watch_opts o = {timeout_ms, 20};
+    int rc = watch_run(&f->ctx, &o);
+    fflush(f->ctx.out);
+    *said = tk_read(f->out_path, NULL);
+    return rc;
+}
+
+static char *state_bytes(fixture *f)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/state.json", f->dir);
+    return tk_read(path, NULL);
+}
+
+#define LOG_READY "2026-12-02 12:00:01,000 INFO band.agent: Agent started: a (band-sdk 1.6.0)\n"
+#define LOG_DROP                                                                            \
+    "2026-12-02 12:01:41,000 WARNING band.platform.link: WebSocket disconnected: "          \
+    "sent 1011 (internal error) keepalive ping timeout\n"
+#define LOG_BACK                                                                            \
+    "2026-12-02 12:01:53,100 INFO band.platform.link: WebSocket reconnected \xe2\x80\x94 "  \
+    "reconciling room state\n"
+
+static void says(const char *said, const char *needle)
+{
+    UNIT_CHECK(said && strstr(said, needle) != NULL, "watch did not say \"%s\"; it said:\n%s",
+               needle, said ? said : "(nothing)");
+}
+
+static void test_wifi_cycle_complete(void)
+{
+    fixture f;
+    setup(&f, RUN_AWAITING_WIFI);
+    write_log(&f, LOG_READY LOG_DROP LOG_BACK);
+    fake_now.wall_ms = T0 + 120000;
+    char *before = state_bytes(&f), *said = NULL;
+    int rc = watch(&f, 2000, &said);
+    UNIT_CHECK(rc == 0, "exit %d, said:\n%s", rc, said);
+    says(said, "WebSocket disconnected at 12:01:41 (41.0 s after the checkpoint)");
+    says(said, "WebSocket reconnected at 12:01:53, outage 12.1 s: resume with ctest --test-dir ");
+    says(said, "-R '^phase\\.07\\.after-wifi-reconnect$'");
+    char *after = state_bytes(&f);
+    UNIT_CHECK(before && after && !strcmp(before, after), "the watch changed state.json");
+    free(before);
+    free(after);
+    free(said);
+    teardown(&f);
+}
+
+static void test_wifi_waits_and_gives_up(void)
+{
+    fixture f;
+    setup(&f, RUN_AWAITING_WIFI);
+    write_log(&f, LOG_READY LOG_DROP);
+    fake_now.wall_ms = T0 + 150000; /* inside the reconnect window */
+    char *said = NULL;
+    int rc = watch(&f, 300, &said);
+    UNIT_CHECK(rc == 1, "exit %d, expected 1 at the deadline", rc);
+    says(said, "(41.0 s after the checkpoint): turn Wi-Fi back on now");
+    says(said, "watch: gave up after 300 ms; still missing: agent.log shows the WebSocket "
+               "disconnect");
+    UNIT_CHECK(strstr(said, "reconnected at") == NULL, "a reconnect was announced:\n%s", said);
+    free(said);
+    teardown(&f);
+}
+
+static void test_wifi_no_disconnect_yet(void)
+{
+    fixture f;
+    setup(&f, RUN_AWAITING_WIFI);
+    write_log(&f, LOG_READY);
+    char *said = NULL;
+    int rc = watch(&f, 200, &said);
+    UNIT_CHECK(rc == 1, "exit %d", rc);
+    says(said, "Turn Wi-Fi off now");
+    says(said, "still missing: agent.log shows no WebSocket disconnect since the Wi-Fi "
+               "checkpoint");
+    free(said);
+    teardown(&f);
+}
+
+static void test_wifi_window_passed_is_a_failure(void)
+{
+    fixture f;
+    setup(&f, RUN_AWAITING_WIFI);
+    write_log(&f, LOG_READY LOG_DROP);
+    fake_now.wall_ms = T0 + 101000 + 301000;
+    char *before = state_bytes(&f), *said = NULL;
+    int rc = watch(&f, 2000, &said);
+    UNIT_CHECK(rc == 1, "exit %d", rc);
+    says(said, "FAILED: the agent did not recover from the Wi-Fi cycle");
+    says(said, "record it with: ctest --test-dir ");
+    char *after = state_bytes(&f);
+    UNIT_CHECK(before && after && !strcmp(before, after),
+               "the watch recorded the failure itself (only the phase may)");
+    free(before);
+    free(after);
+    free(said);
+    teardown(&f);
+}
+
+static void test_sleep_measured_no_drop(void)
+{
+    fixture f;
+    setup(&f, RUN_AWAITING_SLEEP);
+    write_log(&f, LOG_READY);
+    /* Woken: 5 s awake, 67 s in total since the checkpoint: 62 s asleep. */
+    fake_now = (clock_reading){CHECKPOINT_AT + 67000, 1000000 + 5000, 2000000 + 67000};
+    char *said = NULL;
+    int rc = watch(&f, 2000, &said);
+    UNIT_CHECK(rc == 0, "exit %d, said:\n%s", rc, said);
+    says(said, "the clocks measured a sleep of 1 min 2 s");
+    says(said, "the sleep is measured (1 min 2 s); agent.log shows no WebSocket drop");
+    says(said, "-R '^phase\\.09\\.after-sleep-wake$'");
+    free(said);
+    teardown(&f);
+}
+
+static void test_sleep_with_reconnect(void)
+{
+    fixture f;
+    setup(&f, RUN_AWAITING_SLEEP);
+    write_log(&f, LOG_READY LOG_DROP LOG_BACK);
+    fake_now = (clock_reading){CHECKPOINT_AT + 67000, 1000000 + 5000, 2000000 + 67000};
+    char *said = NULL;
+    int rc = watch(&f, 2000, &said);
+    UNIT_CHECK(rc == 0, "exit %d, said:\n%s", rc, said);
+    says(said, "WebSocket disconnected at 12:01:41");
+    says(said, "WebSocket reconnected at 12:01:53, outage 12.1 s");
+    says(said, "the agent's WebSocket reconnected: resume with");
+    free(said);
+    teardown(&f);
+}
+
+static void test_sleep_too_short(void)
+{
+    fixture f;
+    setup(&f, RUN_AWAITING_SLEEP);
+    write_log(&f, LOG_READY);
+    fake_now = (clock_reading){CHECKPOINT_AT + 20000, 1000000 + 10000, 2000000 + 20000};
+    char *said = NULL;
+    int rc = watch(&f, 200, &said);
+    UNIT_CHECK(rc == 1, "exit %d", rc);
+    says(said, "a sleep of 10.0 s (under 30 s: sleep it again for about a minute)");
+    says(said, "still missing: no host sleep of 30 s or more measured");
+    free(said);
+    teardown(&f);
+}
+
+static void test_nothing_to_watch(void)
+{
+    fixture f;
+    setup(&f, RUN_STARTED);
+    char *said = NULL;
+    int rc = watch(&f, 200, &said);
+    UNIT_CHECK(rc == 1, "exit %d", rc);
+    says(said, "not at the Wi-Fi or the sleep checkpoint; nothing to watch");
+    free(said);
+    teardown(&f);
+}
+
+static void test_usage(void)
+{
+    fixture f;
+    setup(&f, RUN_STARTED);
+    char *bad[][3] = {{"--timeout", NULL, NULL}, {"--timeout", "0", NULL},
+                      {"--timeout", "5s", NULL}, {"--follow", NULL, NULL}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int argc = bad[i][1] ? 2 : 1;
+        UNIT_CHECK(watch_main(&f.ctx, argc, bad[i]) == 2, "watch %s %s accepted", bad[i][0],
+                   bad[i][1] ? bad[i][1] : "");
+    }
+    teardown(&f);
+}
+
+const unit_case unit_cases[] = {
+    {"wifi_cycle_complete", test_wifi_cycle_complete},
+    {"wifi_waits_and_gives_up", test_wifi_waits_and_gives_up},
+    {"wifi_no_disconnect_yet", test_wifi_no_disconnect_yet},
+    {"wifi_window_passed_is_a_failure", test_wifi_window_passed_is_a_failure},
+    {"sleep_measured_no_drop", test_sleep_measured_no_drop},
+    {"sleep_with_reconnect", test_sleep_with_reconnect},
+    {"sleep_too_short", test_sleep_too_short},
+    {"nothing_to_watch", test_nothing_to_watch},
+    {"usage", test_usage},
+    {NULL, NULL},
+};
