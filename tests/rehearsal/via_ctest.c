@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "phases.h"
@@ -15,32 +16,21 @@
 #define NPHASES 13
 #define STORY_END "---- where the run stands ----"
 
-/* The build folder's phase tests minus its subdirs() (the offline tests
- * stay out: only the phases are the operator's), and its CTest hooks. */
+/* The build folder's tests and CTest hooks, included: ctest skips the
+ * build's subdirs() (their folders are not here), so only the phase tests
+ * are listed, which are the operator's. */
 static int copy_tests(rehearsal *r, const char *build)
 {
-    char from[W_PATH * 2], to[W_PATH * 2];
-    snprintf(from, sizeof from, "%s/CTestTestfile.cmake", build);
-    char *text = tk_read(from, NULL);
-    if (!check(r, text != NULL, "cannot read %s", from))
-        return -1;
-    size_t cap = strlen(text) + 1, n = 0;
-    char *kept = calloc(1, cap);
-    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
-         line = strtok_r(NULL, "\n", &save))
-        if (strncmp(line, "subdirs(", 8) != 0)
-            n += (size_t)snprintf(kept + n, cap - n, "%s\n", line);
-    snprintf(to, sizeof to, "%s/CTestTestfile.cmake", r->ctest_dir);
-    tk_write(to, kept);
-    free(kept);
-    free(text);
-    snprintf(from, sizeof from, "%s/CTestCustom.cmake", build);
-    text = tk_read(from, NULL);
-    if (!check(r, text != NULL, "cannot read %s (the CTest hooks)", from))
-        return -1;
-    snprintf(to, sizeof to, "%s/CTestCustom.cmake", r->ctest_dir);
-    tk_write(to, text);
-    free(text);
+    static const char *const files[] = {"CTestTestfile.cmake", "CTestCustom.cmake"};
+    for (int i = 0; i < 2; i++) {
+        char from[W_PATH * 2], to[W_PATH * 2], text[W_PATH * 3];
+        snprintf(from, sizeof from, "%s/%s", build, files[i]);
+        if (!check(r, access(from, R_OK) == 0, "cannot read %s", from))
+            return -1;
+        snprintf(to, sizeof to, "%s/%s", r->ctest_dir, files[i]);
+        snprintf(text, sizeof text, "include(\"%s\")\n", from);
+        tk_write(to, text);
+    }
     return 0;
 }
 

@@ -9,8 +9,9 @@
  * each phase that ran has its own lines there (suite/ctestview.h), a held
  * phase shows its SKIPPED reason, and every pass ends with a next command.
  *
- * BUILD is a copy of the build folder's phase tests and CTest hooks in the
- * world's root (same test commands, same CTestCustom.cmake), because this
+ * BUILD is a folder in the world's root that includes the build folder's
+ * phase tests and CTest hooks (same test commands, same CTestCustom.cmake),
+ * because this
  * rehearsal itself often runs under ctest in the build folder, and two
  * ctest processes must not write one Testing/Temporary/LastTest.log.
  */
