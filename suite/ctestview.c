@@ -94,6 +94,35 @@ static int print_block(const block *b, char *prev_skip, size_t cap, const char *
     return 0;
 }
 
+/* Phases that already passed, in a row: one line for all of them, since
+ * a resumed `ctest -R phase` would otherwise open with a screenful of
+ * "already passed" before the step that matters. */
+typedef struct passed_run {
+    const phase_def *first, *last;
+    int n;
+    char line[512];
+} passed_run;
+
+static int is_already_passed(const block *b)
+{
+    return b->n == 1 && strstr(b->lines[0], " already passed at ") != NULL;
+}
+
+static void flush_passed(passed_run *pr, FILE *out)
+{
+    if (pr->n == 1) {
+        const char *line = pr->line, *name = pr->first->ctest_name;
+        if (starts(line, name) && line[strlen(name)] == ' ')
+            line += strlen(name) + 1;
+        redact_fprintf(out, "%s (%s): %s\n", name, pr->first->title, line);
+    } else if (pr->n > 1) {
+        redact_fprintf(out, "%s to %s (%d phases): already passed in this run; not re-run "
+                            "(--again forces one)\n", pr->first->ctest_name,
+                       pr->last->ctest_name, pr->n);
+    }
+    pr->n = 0;
+}
+
 /* "12/13 Testing: phase.05.initial" -> the phase, or NULL. */
 static const phase_def *testing_line(const char *line)
 {
@@ -111,6 +140,7 @@ int ctestview_print_log(const char *log_text, FILE *out)
         return 0;
     block b = {0};
     char prev_skip[1024] = "", prev_name[96] = "";
+    passed_run passed = {0};
     int found = 0, in_output = 0;
     for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
@@ -136,6 +166,17 @@ int ctestview_print_log(const char *log_text, FILE *out)
                 b.lines[b.n++] = line;
             if (found++ == 0)
                 redact_fprintf(out, "\n---- what each phase said ----\n");
+            if (is_already_passed(&b)) {
+                if (passed.n++ == 0) {
+                    passed.first = b.def;
+                    snprintf(passed.line, sizeof passed.line, "%s", b.lines[0]);
+                }
+                passed.last = b.def;
+                b.def = NULL;
+                in_output = 0;
+                continue;
+            }
+            flush_passed(&passed, out);
             if (!print_block(&b, prev_skip, sizeof prev_skip, prev_name, out))
                 snprintf(prev_name, sizeof prev_name, "%s", b.def->ctest_name);
             b.def = NULL;
@@ -145,6 +186,7 @@ int ctestview_print_log(const char *log_text, FILE *out)
         if (b.n < 256)
             b.lines[b.n++] = line;
     }
+    flush_passed(&passed, out);
     free(text);
     return found;
 }

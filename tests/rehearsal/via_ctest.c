@@ -80,6 +80,22 @@ static const char *story_line(const char *story, const char *ctest_name)
     return story ? strstr(story, head) : NULL;
 }
 
+/* "phase.01.start to phase.06.wifi-checkpoint (6 phases): already passed"
+ * covers phase `id`. */
+static int in_passed_range(const char *story, phase_id id)
+{
+    for (const char *p = story; p && (p = strstr(p, "\nphase.")) != NULL; p++) {
+        char first[64], last[64];
+        if (sscanf(p + 1, "%63s to %63s (", first, last) != 2 ||
+            !strstr(p, " phases): already passed"))
+            continue;
+        const phase_def *a = phase_find(first), *b = phase_find(last);
+        if (a && b && a->id <= id && id <= b->id)
+            return 1;
+    }
+    return 0;
+}
+
 static void check_screen(rehearsal *r, const char *what, const char *text,
                          const int status[NPHASES])
 {
@@ -92,6 +108,8 @@ static void check_screen(rehearsal *r, const char *what, const char *text,
         ran++;
         const phase_def *d = phase_get((phase_id)i);
         const char *line = story_line(story, d->ctest_name);
+        if (!line && status[i] == 0 && in_passed_range(story, d->id))
+            continue;
         if (!check(r, line != NULL, "%s: %s ran but its lines are not on the screen", what,
                    d->ctest_name))
             continue;
