@@ -76,9 +76,18 @@ static void print_probes(smoke_ctx *ctx)
     }
 }
 
+static void print_next(smoke_ctx *ctx)
+{
+    char why[1024], cmd[512];
+    engine_next(ctx, why, sizeof why, cmd, sizeof cmd);
+    redact_fprintf(ctx->out, "next: %s\n", why);
+    if (cmd[0])
+        redact_fprintf(ctx->out, "  %s\n", cmd);
+}
+
 int cmd_status(smoke_ctx *ctx)
 {
-    char err[ERR_BUFSZ], why[1024], cmd[512];
+    char err[ERR_BUFSZ];
     err_code rc = ctx_load(ctx, err);
     if (rc != ERR_OK && rc != ERR_NOTFOUND)
         return fail(ctx, rc, err);
@@ -96,10 +105,7 @@ int cmd_status(smoke_ctx *ctx)
     } else {
         redact_fprintf(ctx->out, "no run yet (state folder %s)\n", ctx->store.dir);
     }
-    engine_next(ctx, why, sizeof why, cmd, sizeof cmd);
-    redact_fprintf(ctx->out, "next: %s\n", why);
-    if (cmd[0])
-        redact_fprintf(ctx->out, "  %s\n", cmd);
+    print_next(ctx);
     return 0;
 }
 
@@ -197,7 +203,7 @@ int cmd_report(smoke_ctx *ctx)
  * the run and its verdict so far, which probes are proven, the next command. */
 int cmd_status_brief(smoke_ctx *ctx)
 {
-    char err[ERR_BUFSZ], why[1024], cmd[512];
+    char err[ERR_BUFSZ], cmd[512];
     err_code rc = ctx_load(ctx, err);
     if (rc != ERR_OK && rc != ERR_NOTFOUND) {
         fail(ctx, rc, err);
@@ -222,9 +228,6 @@ int cmd_status_brief(smoke_ctx *ctx)
     } else {
         redact_fprintf(ctx->out, "no run yet (state folder %s)\n", ctx->store.dir);
     }
-    engine_next(ctx, why, sizeof why, cmd, sizeof cmd);
-    redact_fprintf(ctx->out, "next: %s\n", why);
-    if (cmd[0])
-        redact_fprintf(ctx->out, "  %s\n", cmd);
+    print_next(ctx);
     return 0;
 }

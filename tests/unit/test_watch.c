@@ -197,52 +197,51 @@ static void test_wifi_window_passed_is_a_failure(void)
     teardown(&f);
 }
 
-static void test_sleep_measured_no_drop(void)
+/* A sleep checkpoint looked at with `now` on the clocks. */
+static void sleep_case(const char *log, clock_reading now, int timeout_ms, int want_rc,
+                       const char *const *needles)
 {
     fixture f;
     setup(&f, RUN_AWAITING_SLEEP);
-    write_log(&f, LOG_READY);
-    /* Woken: 5 s awake, 67 s in total since the checkpoint: 62 s asleep. */
-    fake_now = (clock_reading){CHECKPOINT_AT + 67000, 1000000 + 5000, 2000000 + 67000};
+    write_log(&f, log);
+    fake_now = now;
     char *said = NULL;
-    int rc = watch(&f, 2000, &said);
-    UNIT_CHECK(rc == 0, "exit %d, said:\n%s", rc, said);
-    says(said, "the clocks measured a sleep of 1 min 2 s");
-    says(said, "the sleep is measured (1 min 2 s); agent.log shows no WebSocket drop");
-    says(said, "-R '^phase\\.09\\.after-sleep-wake$'");
+    int rc = watch(&f, timeout_ms, &said);
+    UNIT_CHECK(rc == want_rc, "exit %d, expected %d; said:\n%s", rc, want_rc, said);
+    for (int i = 0; needles[i]; i++)
+        says(said, needles[i]);
     free(said);
     teardown(&f);
+}
+
+/* Woken: 5 s awake, 67 s in total since the checkpoint: 62 s asleep. */
+static const clock_reading woke_after_62s = {CHECKPOINT_AT + 67000, 1000000 + 5000,
+                                             2000000 + 67000};
+
+static void test_sleep_measured_no_drop(void)
+{
+    static const char *const want[] = {
+        "the clocks measured a sleep of 1 min 2 s",
+        "the sleep is measured (1 min 2 s); agent.log shows no WebSocket drop",
+        "-R '^phase\\.09\\.after-sleep-wake$'", NULL};
+    sleep_case(LOG_READY, woke_after_62s, 2000, 0, want);
 }
 
 static void test_sleep_with_reconnect(void)
 {
-    fixture f;
-    setup(&f, RUN_AWAITING_SLEEP);
-    write_log(&f, LOG_READY LOG_DROP LOG_BACK);
-    fake_now = (clock_reading){CHECKPOINT_AT + 67000, 1000000 + 5000, 2000000 + 67000};
-    char *said = NULL;
-    int rc = watch(&f, 2000, &said);
-    UNIT_CHECK(rc == 0, "exit %d, said:\n%s", rc, said);
-    says(said, "WebSocket disconnected at 12:01:41");
-    says(said, "WebSocket reconnected at 12:01:53, outage 12.1 s");
-    says(said, "the agent's WebSocket reconnected: resume with");
-    free(said);
-    teardown(&f);
+    static const char *const want[] = {"WebSocket disconnected at 12:01:41",
+                                       "WebSocket reconnected at 12:01:53, outage 12.1 s",
+                                       "the agent's WebSocket reconnected: resume with", NULL};
+    sleep_case(LOG_READY LOG_DROP LOG_BACK, woke_after_62s, 2000, 0, want);
 }
 
 static void test_sleep_too_short(void)
 {
-    fixture f;
-    setup(&f, RUN_AWAITING_SLEEP);
-    write_log(&f, LOG_READY);
-    fake_now = (clock_reading){CHECKPOINT_AT + 20000, 1000000 + 10000, 2000000 + 20000};
-    char *said = NULL;
-    int rc = watch(&f, 200, &said);
-    UNIT_CHECK(rc == 1, "exit %d", rc);
-    says(said, "a sleep of 10.0 s (under 30 s: sleep it again for about a minute)");
-    says(said, "still missing: no host sleep of 30 s or more measured");
-    free(said);
-    teardown(&f);
+    static const char *const want[] = {
+        "a sleep of 10.0 s (under 30 s: sleep it again for about a minute)",
+        "still missing: no host sleep of 30 s or more measured", NULL};
+    clock_reading short_nap = {CHECKPOINT_AT + 20000, 1000000 + 10000, 2000000 + 20000};
+    sleep_case(LOG_READY, short_nap, 200, 1, want);
 }
 
 static void test_nothing_to_watch(void)
