@@ -125,18 +125,30 @@ static void says(const char *said, const char *needle)
                needle, said ? said : "(nothing)");
 }
 
-static void test_wifi_cycle_complete(void)
+/* The watch at checkpoint `held` with `log` written and `now` on the
+ * clocks: its exit code, the lines it must say, one it must not, and
+ * state.json byte for byte as it was (the watch never records anything). */
+typedef struct watch_case {
+    run_phase held;
+    const char *log;
+    clock_reading now;
+    int timeout_ms, want_rc;
+    const char *says[4];
+    const char *never;
+} watch_case;
+
+static void run_case(const watch_case *c)
 {
     fixture f;
-    setup(&f, RUN_AWAITING_WIFI);
-    write_log(&f, LOG_READY LOG_DROP LOG_BACK);
-    fake_now.wall_ms = T0 + 120000;
+    setup(&f, c->held);
+    write_log(&f, c->log);
+    fake_now = c->now;
     char *before = state_bytes(&f), *said = NULL;
-    int rc = watch(&f, 2000, &said);
-    UNIT_CHECK(rc == 0, "exit %d, said:\n%s", rc, said);
-    says(said, "WebSocket disconnected at 12:01:41 (41.0 s after the checkpoint)");
-    says(said, "WebSocket reconnected at 12:01:53, outage 12.1 s: resume with ctest --test-dir ");
-    says(said, "-R '^phase\\.07\\.after-wifi-reconnect$'");
+    int rc = watch(&f, c->timeout_ms, &said);
+    UNIT_CHECK(rc == c->want_rc, "exit %d, expected %d; said:\n%s", rc, c->want_rc, said);
+    for (int i = 0; i < 4 && c->says[i]; i++)
+        says(said, c->says[i]);
+    UNIT_CHECK(!c->never || !strstr(said, c->never), "said \"%s\":\n%s", c->never, said);
     char *after = state_bytes(&f);
     UNIT_CHECK(before && after && !strcmp(before, after), "the watch changed state.json");
     free(before);
@@ -145,103 +157,76 @@ static void test_wifi_cycle_complete(void)
     teardown(&f);
 }
 
+#define AT(wall) ((clock_reading){(wall), 1000000, 2000000})
+/* Woken: 5 s awake, 67 s in total since the checkpoint: 62 s asleep. */
+#define WOKE_AFTER_62S ((clock_reading){CHECKPOINT_AT + 67000, 1005000, 2067000})
+
+static void test_wifi_cycle_complete(void)
+{
+    run_case(&(watch_case){RUN_AWAITING_WIFI, LOG_READY LOG_DROP LOG_BACK, AT(T0 + 120000),
+                           2000, 0,
+                           {"WebSocket disconnected at 12:01:41 (41.0 s after the checkpoint)",
+                            "WebSocket reconnected at 12:01:53, outage 12.1 s: resume with "
+                            "ctest --test-dir ",
+                            "-R '^phase\\.07\\.after-wifi-reconnect$'"},
+                           "turn Wi-Fi back on"});
+}
+
 static void test_wifi_waits_and_gives_up(void)
 {
-    fixture f;
-    setup(&f, RUN_AWAITING_WIFI);
-    write_log(&f, LOG_READY LOG_DROP);
-    fake_now.wall_ms = T0 + 150000; /* inside the reconnect window */
-    char *said = NULL;
-    int rc = watch(&f, 300, &said);
-    UNIT_CHECK(rc == 1, "exit %d, expected 1 at the deadline", rc);
-    says(said, "(41.0 s after the checkpoint): turn Wi-Fi back on now");
-    says(said, "watch: gave up after 300 ms; still missing: agent.log shows the WebSocket "
-               "disconnect");
-    UNIT_CHECK(strstr(said, "reconnected at") == NULL, "a reconnect was announced:\n%s", said);
-    free(said);
-    teardown(&f);
+    /* Inside the reconnect window: the watch waits, then says what is missing. */
+    run_case(&(watch_case){RUN_AWAITING_WIFI, LOG_READY LOG_DROP, AT(T0 + 150000), 300, 1,
+                           {"(41.0 s after the checkpoint): turn Wi-Fi back on now",
+                            "watch: gave up after 300 ms; still missing: agent.log shows the "
+                            "WebSocket disconnect"},
+                           "reconnected at"});
 }
 
 static void test_wifi_no_disconnect_yet(void)
 {
-    fixture f;
-    setup(&f, RUN_AWAITING_WIFI);
-    write_log(&f, LOG_READY);
-    char *said = NULL;
-    int rc = watch(&f, 200, &said);
-    UNIT_CHECK(rc == 1, "exit %d", rc);
-    says(said, "Turn Wi-Fi off now");
-    says(said, "still missing: agent.log shows no WebSocket disconnect since the Wi-Fi "
-               "checkpoint");
-    free(said);
-    teardown(&f);
+    run_case(&(watch_case){RUN_AWAITING_WIFI, LOG_READY, AT(CHECKPOINT_AT), 200, 1,
+                           {"Turn Wi-Fi off now",
+                            "still missing: agent.log shows no WebSocket disconnect since the "
+                            "Wi-Fi checkpoint"},
+                           "disconnected at"});
 }
 
 static void test_wifi_window_passed_is_a_failure(void)
 {
-    fixture f;
-    setup(&f, RUN_AWAITING_WIFI);
-    write_log(&f, LOG_READY LOG_DROP);
-    fake_now.wall_ms = T0 + 101000 + 301000;
-    char *before = state_bytes(&f), *said = NULL;
-    int rc = watch(&f, 2000, &said);
-    UNIT_CHECK(rc == 1, "exit %d", rc);
-    says(said, "FAILED: the agent did not recover from the Wi-Fi cycle");
-    says(said, "record it with: ctest --test-dir ");
-    char *after = state_bytes(&f);
-    UNIT_CHECK(before && after && !strcmp(before, after),
-               "the watch recorded the failure itself (only the phase may)");
-    free(before);
-    free(after);
-    free(said);
-    teardown(&f);
+    run_case(&(watch_case){RUN_AWAITING_WIFI, LOG_READY LOG_DROP, AT(T0 + 101000 + 301000),
+                           2000, 1,
+                           {"FAILED: the agent did not recover from the Wi-Fi cycle",
+                            "record it with: ctest --test-dir "},
+                           NULL});
 }
-
-/* A sleep checkpoint looked at with `now` on the clocks. */
-static void sleep_case(const char *log, clock_reading now, int timeout_ms, int want_rc,
-                       const char *const *needles)
-{
-    fixture f;
-    setup(&f, RUN_AWAITING_SLEEP);
-    write_log(&f, log);
-    fake_now = now;
-    char *said = NULL;
-    int rc = watch(&f, timeout_ms, &said);
-    UNIT_CHECK(rc == want_rc, "exit %d, expected %d; said:\n%s", rc, want_rc, said);
-    for (int i = 0; needles[i]; i++)
-        says(said, needles[i]);
-    free(said);
-    teardown(&f);
-}
-
-/* Woken: 5 s awake, 67 s in total since the checkpoint: 62 s asleep. */
-static const clock_reading woke_after_62s = {CHECKPOINT_AT + 67000, 1000000 + 5000,
-                                             2000000 + 67000};
 
 static void test_sleep_measured_no_drop(void)
 {
-    static const char *const want[] = {
-        "the clocks measured a sleep of 1 min 2 s",
-        "the sleep is measured (1 min 2 s); agent.log shows no WebSocket drop",
-        "-R '^phase\\.09\\.after-sleep-wake$'", NULL};
-    sleep_case(LOG_READY, woke_after_62s, 2000, 0, want);
+    run_case(&(watch_case){RUN_AWAITING_SLEEP, LOG_READY, WOKE_AFTER_62S, 2000, 0,
+                           {"the clocks measured a sleep of 1 min 2 s",
+                            "the sleep is measured (1 min 2 s); agent.log shows no WebSocket "
+                            "drop",
+                            "-R '^phase\\.09\\.after-sleep-wake$'"},
+                           "under 30 s"});
 }
 
 static void test_sleep_with_reconnect(void)
 {
-    static const char *const want[] = {"WebSocket disconnected at 12:01:41",
-                                       "WebSocket reconnected at 12:01:53, outage 12.1 s",
-                                       "the agent's WebSocket reconnected: resume with", NULL};
-    sleep_case(LOG_READY LOG_DROP LOG_BACK, woke_after_62s, 2000, 0, want);
+    run_case(&(watch_case){RUN_AWAITING_SLEEP, LOG_READY LOG_DROP LOG_BACK, WOKE_AFTER_62S,
+                           2000, 0,
+                           {"WebSocket disconnected at 12:01:41",
+                            "WebSocket reconnected at 12:01:53, outage 12.1 s",
+                            "the agent's WebSocket reconnected: resume with"},
+                           NULL});
 }
 
 static void test_sleep_too_short(void)
 {
-    static const char *const want[] = {
-        "a sleep of 10.0 s (under 30 s: sleep it again for about a minute)",
-        "still missing: no host sleep of 30 s or more measured", NULL};
-    clock_reading short_nap = {CHECKPOINT_AT + 20000, 1000000 + 10000, 2000000 + 20000};
-    sleep_case(LOG_READY, short_nap, 200, 1, want);
+    run_case(&(watch_case){RUN_AWAITING_SLEEP, LOG_READY,
+                           (clock_reading){CHECKPOINT_AT + 20000, 1010000, 2020000}, 200, 1,
+                           {"a sleep of 10.0 s (under 30 s: sleep it again for about a minute)",
+                            "still missing: no host sleep of 30 s or more measured"},
+                           "resume with"});
 }
 
 static void test_nothing_to_watch(void)
