@@ -202,9 +202,16 @@ static int open_watch(watcher *w)
                        state_run_phase_name(ctx->st->phase));
         return 1;
     }
-    const state_phase_result *cp =
-        state_phase(ctx->st, phase_get(checkpoint_phase(w->held_at))->name);
-    w->cp_at_ms = cp ? cp->at_ms : 0;
+    const phase_def *cp_def = phase_get(checkpoint_phase(w->held_at));
+    const state_phase_result *cp = state_phase(ctx->st, cp_def->name);
+    if (!cp || cp->status != RESULT_PASSED) {
+        redact_fprintf(ctx->out, "watch: run %s is %s but %s has not passed; nothing to "
+                                 "watch (band-smoke status says what is next)\n",
+                       ctx->st->run_id, state_run_phase_name(ctx->st->phase),
+                       cp_def->ctest_name);
+        return 1;
+    }
+    w->cp_at_ms = cp->at_ms;
     char at[16];
     if (w->held_at == RUN_AWAITING_WIFI)
         redact_fprintf(ctx->out, "watch: run %s, Wi-Fi checkpoint at %s; following %s. "

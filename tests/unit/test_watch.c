@@ -241,6 +241,25 @@ static void test_nothing_to_watch(void)
     teardown(&f);
 }
 
+/* Marked waiting by hand (record-phase) without the checkpoint passing. */
+static void test_checkpoint_not_passed(void)
+{
+    fixture f;
+    setup(&f, RUN_AWAITING_WIFI);
+    char err[ERR_BUFSZ];
+    if (UNIT_CHECK(ctx_load(&f.ctx, err) == ERR_OK, "load: %s", err)) {
+        state_set_phase(f.ctx.st, phase_get(PH_WIFI_CHECKPOINT)->name, RESULT_FAILED,
+                        CHECKPOINT_AT, 10, "x");
+        UNIT_CHECK(state_save(&f.ctx.store, f.ctx.st, err) == ERR_OK, "save: %s", err);
+    }
+    char *said = NULL;
+    int rc = watch(&f, 200, &said);
+    UNIT_CHECK(rc == 1, "exit %d", rc);
+    says(said, "but phase.06.wifi-checkpoint has not passed; nothing to watch");
+    free(said);
+    teardown(&f);
+}
+
 static void test_usage(void)
 {
     fixture f;
@@ -264,6 +283,7 @@ const unit_case unit_cases[] = {
     {"sleep_with_reconnect", test_sleep_with_reconnect},
     {"sleep_too_short", test_sleep_too_short},
     {"nothing_to_watch", test_nothing_to_watch},
+    {"checkpoint_not_passed", test_checkpoint_not_passed},
     {"usage", test_usage},
     {NULL, NULL},
 };
