@@ -218,12 +218,14 @@ static char *read_text(const char *path)
     return text;
 }
 
-static int64_t mtime_ns(const char *path)
+/* Whole seconds: st_mtim is not in macOS's POSIX mode, and the live log
+ * (.tmp) is read first anyway, so a same-second tie never picks a stale one. */
+static int64_t mtime_s(const char *path)
 {
     struct stat sb;
     if (stat(path, &sb) != 0)
         return -1;
-    return (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    return (int64_t)sb.st_mtime;
 }
 
 /* This invocation's log: the one CTest is writing, or the one it wrote,
@@ -233,12 +235,12 @@ static char *read_live_log(const char *build)
     static const char *const names[] = {LOG_DIR "/LastTest.log.tmp", LOG_DIR "/LastTest.log"};
     char path[4096];
     snprintf(path, sizeof path, "%s/" CTESTVIEW_MARKER, build);
-    int64_t began = mtime_ns(path);
+    int64_t began = mtime_s(path);
     if (began < 0)
         return NULL;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", build, names[i]);
-        if (mtime_ns(path) < began)
+        if (mtime_s(path) < began)
             continue;
         char *text = read_text(path);
         if (text)
