@@ -3,8 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "commands.h"
 #include "ctx.h"
@@ -34,6 +32,7 @@ typedef struct block {
     const phase_def *def;
     char *lines[256];
     int n;
+    int dropped; /* lines past the 256th, left in CTest's log */
 } block;
 
 static int starts(const char *s, const char *prefix)
@@ -91,6 +90,8 @@ static int print_block(const block *b, char *prev_skip, size_t cap, const char *
     redact_fprintf(out, "%s (%s): %s\n", name, b->def->title, verdict_of(b));
     for (int k = 0; k < nk; k++)
         redact_fprintf(out, "  %s\n", b->lines[kept[k]]);
+    if (b->dropped)
+        redact_fprintf(out, "  (%d more lines: Testing/Temporary/LastTest.log)\n", b->dropped);
     return 0;
 }
 
@@ -147,7 +148,7 @@ int ctestview_print_log(const char *log_text, FILE *out)
         const phase_def *def = testing_line(line);
         if (def) {
             b.def = def;
-            b.n = 0;
+            b.n = b.dropped = 0;
             in_output = 0;
             continue;
         }
@@ -164,6 +165,8 @@ int ctestview_print_log(const char *log_text, FILE *out)
             *end = '\0'; /* output without a final newline ends on this line */
             if (*line && b.n < 256)
                 b.lines[b.n++] = line;
+            else if (*line)
+                b.dropped++;
             if (found++ == 0)
                 redact_fprintf(out, "\n---- what each phase said ----\n");
             if (is_already_passed(&b)) {
@@ -185,6 +188,8 @@ int ctestview_print_log(const char *log_text, FILE *out)
         }
         if (b.n < 256)
             b.lines[b.n++] = line;
+        else
+            b.dropped++;
     }
     flush_passed(&passed, out);
     free(text);

@@ -89,6 +89,22 @@ static void test_already_passed_in_one_line(void)
     free(out);
 }
 
+/* A phase that printed more than the screen keeps says where the rest is. */
+static void test_long_output_capped(void)
+{
+    static char output[300 * 16 + 1], log[300 * 16 + 2048];
+    size_t n = 0;
+    for (int i = 1; i <= 300; i++)
+        n += (size_t)snprintf(output + n, sizeof output - n, "waiting %d\n", i);
+    log[0] = '\0';
+    add_test(log, sizeof log, 3, "phase.03.sandbox", output);
+    int found = 0;
+    char *out = render(log, &found);
+    says(out, "  waiting 256\n  (44 more lines: Testing/Temporary/LastTest.log)\n");
+    UNIT_CHECK(strstr(out, "waiting 257") == NULL, "line 257 shown");
+    free(out);
+}
+
 /* ctest -L offline ran no phase: nothing at all is printed. */
 static void test_quiet_without_phases(void)
 {
@@ -109,5 +125,6 @@ const unit_case unit_cases[] = {
     {"phase_lines_shown", test_phase_lines_shown},
     {"already_passed_in_one_line", test_already_passed_in_one_line},
     {"quiet_without_phases", test_quiet_without_phases},
+    {"long_output_capped", test_long_output_capped},
     {NULL, NULL},
 };
