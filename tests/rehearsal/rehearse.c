@@ -272,6 +272,9 @@ int main(int argc, char **argv)
     sa.sa_handler = on_interrupt;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* A reader that goes away (`| head`) must not kill the driver before
+     * world_close stops the fakes it started. */
+    signal(SIGPIPE, SIG_IGN);
 
     static rehearsal r;
     r.started_ms = clock_mono_ms();
