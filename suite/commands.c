@@ -225,3 +225,36 @@ int cmd_report(smoke_ctx *ctx)
                    ctx->store.dir);
     return 0;
 }
+
+/* `status --brief`: three lines for the end of a ctest run (ctestview.h):
+ * the run and its verdict so far, which probes are proven, the next command. */
+int cmd_status_brief(smoke_ctx *ctx)
+{
+    char err[ERR_BUFSZ], cmd[512];
+    err_code rc = ctx_load(ctx, err);
+    if (rc != ERR_OK && rc != ERR_NOTFOUND) {
+        fail(ctx, rc, err);
+        phase_command(phase_get(PH_START), cmd, sizeof cmd);
+        redact_fprintf(ctx->out, "next: the file was left as it is; inspect it or move it "
+                                 "away, then start a new run with:\n  %s\n", cmd);
+        return 1;
+    }
+    if (ctx->st) {
+        char proven[256] = "";
+        size_t n = 0;
+        for (int i = 0; i < STATE_MANDATORY_PROBES && n < sizeof proven; i++) {
+            const state_probe *p = state_latest_probe(ctx->st, state_mandatory_probes[i]);
+            if (p && p->passed)
+                n += (size_t)snprintf(proven + n, sizeof proven - n, "%s%s", n ? ", " : "",
+                                      state_mandatory_probes[i]);
+        }
+        redact_fprintf(ctx->out, "run %s: %s; verdict so far %s; proven: %s\n", ctx->st->run_id,
+                       state_run_phase_name(ctx->st->phase),
+                       state_verdict_name(state_verdict_of(ctx->st)),
+                       proven[0] ? proven : "nothing yet");
+    } else {
+        redact_fprintf(ctx->out, "no run yet (state folder %s)\n", ctx->store.dir);
+    }
+    print_next(ctx);
+    return 0;
+}

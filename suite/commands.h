@@ -1,6 +1,7 @@
 /* commands: the band-smoke subcommands other than `phase`.
  *
  *   status                          where the run stands and the next command
+ *   status --brief                  the same in three lines (the end of a ctest run)
  *   record-phase PHASE              set the run phase (started, ..., failed)
  *   record-observation CHECK TEXT.. sleep_wake | daemon_restart
  *   confirm sleep-wake              the operator's word that the host slept
@@ -15,6 +16,7 @@
 #include "ctx.h"
 
 int cmd_status(smoke_ctx *ctx);
+int cmd_status_brief(smoke_ctx *ctx);
 int cmd_record_phase(smoke_ctx *ctx, int argc, char **argv);
 int cmd_record_observation(smoke_ctx *ctx, int argc, char **argv);
 int cmd_confirm(smoke_ctx *ctx, int argc, char **argv);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "ctestview.h"
 #include "ctx.h"
 #include "engine.h"
 #include "launcher.h"
@@ -21,6 +22,7 @@
 #include "redact.h"
 #include "sbx.h"
 #include "sig.h"
+#include "watch.h"
 
 static const char usage_text[] =
     "usage: band-smoke COMMAND [ARGS]\n"
@@ -29,11 +31,12 @@ static const char usage_text[] =
     "                                  after-wifi-reconnect, sleep-checkpoint,\n"
     "                                  after-sleep-wake, daemon-restart, cleanup, report,\n"
     "                                  teardown, or the ctest name (phase.05.initial)\n"
-    "  status                          where the run stands and the exact next command\n"
+    "  status [--brief]                where the run stands and the exact next command\n"
     "  record-phase PHASE              started|awaiting-wifi-recovery|awaiting-sleep-wake|\n"
     "                                  daemon-restart|completed|failed\n"
     "  record-observation CHECK TEXT   sleep_wake|daemon_restart, free text\n"
     "  confirm sleep-wake              the operator's word that the host slept\n"
+    "  watch [--timeout SECONDS]       at a checkpoint: follow agent.log and the clocks live\n"
     "  report                          render evidence.md and junit.xml now\n"
     "  preflight                       the preflight checks alone\n"
     "  rehearse [ARGS]                 the whole smoke offline, against built-in fakes\n"
@@ -115,12 +118,16 @@ static int dispatch(smoke_ctx *ctx, const char *cmd, int argc, char **argv)
         return run_one_phase(ctx, argc, argv);
     if (!strcmp(cmd, "status") && argc == 0)
         return cmd_status(ctx);
+    if (!strcmp(cmd, "status") && argc == 1 && !strcmp(argv[0], "--brief"))
+        return cmd_status_brief(ctx);
     if (!strcmp(cmd, "record-phase"))
         return cmd_record_phase(ctx, argc, argv);
     if (!strcmp(cmd, "record-observation"))
         return cmd_record_observation(ctx, argc, argv);
     if (!strcmp(cmd, "confirm"))
         return cmd_confirm(ctx, argc, argv);
+    if (!strcmp(cmd, "watch"))
+        return watch_main(ctx, argc, argv);
     if (!strcmp(cmd, "report") && argc == 0)
         return cmd_report(ctx);
     if (!strcmp(cmd, "preflight") && argc == 0)
@@ -144,6 +151,12 @@ int main(int argc, char **argv)
         return launcher_main(argc - 2, argv + 2);
     if (argc == 2 && !strcmp(argv[1], "--version"))
         return printf("band-smoke %s\n", SMOKE_VERSION) < 0;
+    /* CTest's hooks (ctestview.h): before any settings are read, since
+     * they run for every ctest invocation, offline ones included. */
+    if (argc >= 2 && !strcmp(argv[1], "_ctest-pre"))
+        return ctestview_pre(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "_ctest-post"))
+        return ctestview_post(argc - 2, argv + 2, argv[0]);
     /* SIGINT, SIGTERM, SIGHUP end the running child's group and the phase
      * is recorded as interrupted (sig.h); exit 128 + the signal. */
     sig_install();

@@ -20,16 +20,20 @@ static const phase_def table[PH__COUNT] = {
     {PH_WIFI_CHECKPOINT, "wifi-checkpoint", "phase.06.wifi-checkpoint",
      "Wi-Fi checkpoint", NULL, 1, act_wifi_checkpoint,
      "OPERATOR STEP (Wi-Fi): turn Wi-Fi off now and keep it off until agent.log shows\n"
-     "  a 'WebSocket disconnected' line (usually within a minute), then turn it back on\n"
-     "  and wait for 'WebSocket reconnected'. This step ends here: an AI client ends its\n"
-     "  turn now and resumes only when the operator says connectivity is back."},
+     "  a 'WebSocket disconnected' line (usually within a minute), then turn it back on,\n"
+     "  wait for 'WebSocket reconnected' and run the same ctest command again.\n"
+     "  At this machine, `build/band-smoke watch` follows agent.log and says when.\n"
+     "  This step ends here: an AI client ends its turn now (it does not run watch)\n"
+     "  and resumes only when the operator says connectivity is back."},
     {PH_AFTER_WIFI, "after-wifi-reconnect", "phase.07.after-wifi-reconnect",
      "After Wi-Fi reconnect", "after-wifi-reconnect", 0, act_probe, NULL},
     {PH_SLEEP_CHECKPOINT, "sleep-checkpoint", "phase.08.sleep-checkpoint",
      "Sleep/wake checkpoint", NULL, 1, act_sleep_checkpoint,
      "OPERATOR STEP (sleep/wake, mandatory): put the host to sleep for about a minute,\n"
-     "  then wake it. The suite measures the sleep itself; if it cannot, confirm with\n"
-     "  `band-smoke confirm sleep-wake`. An AI client ends its turn now: the host\n"
+     "  then wake it and run the same ctest command again. The suite measures the sleep\n"
+     "  itself; if it cannot, confirm with `build/band-smoke confirm sleep-wake`.\n"
+     "  `build/band-smoke watch`, started before the sleep, reports the measured sleep\n"
+     "  and the agent's reconnect on wake. An AI client ends its turn now: the host\n"
      "  sleeping suspends it too."},
     {PH_AFTER_SLEEP, "after-sleep-wake", "phase.09.after-sleep-wake",
      "After sleep/wake", "after-sleep-wake", 0, act_probe, NULL},

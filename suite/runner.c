@@ -1,5 +1,6 @@
 #include "runner.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include <CUnit/CUnit.h>
@@ -74,9 +75,9 @@ err_code runner_run(phase_env *env, runner_result *out, char *err)
         current.out = out;
         CU_set_test_start_handler(on_test_start);
         CU_set_test_complete_handler(on_test_complete);
+        /* No CU_print_run_results: the operator reads the phase's own
+         * lines; the verdict travels in the exit code and junit.xml. */
         CU_run_test(suite, test);
-        CU_print_run_results(env->ctx->out);
-        fputc('\n', env->ctx->out);
         /* The records are the verdict: a handler that never fired (CUnit
          * refused the run) must not look like a pass. */
         if (CU_get_number_of_failure_records() > out->failures) {

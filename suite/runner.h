@@ -23,8 +23,9 @@ typedef struct runner_result {
     char message[1024]; /* first failure, redacted; "" when passed */
 } runner_result;
 
-/* Runs def->action(env) inside CUnit and prints CUnit's closing summary to
- * env->ctx->out. ERR_USAGE/ERR_NOMEM when CUnit itself cannot be set up;
+/* Runs def->action(env) inside CUnit. Prints nothing of CUnit's own (its
+ * run summary is console noise to an operator; the phase's lines tell the
+ * story, and the result goes to the exit code and junit.xml). ERR_USAGE/ERR_NOMEM when CUnit itself cannot be set up;
  * a failing phase is ERR_OK with out->passed == 0. */
 err_code runner_run(phase_env *env, runner_result *out, char *err);
 

@@ -30,6 +30,7 @@
 #include "sig.h"
 #include "tk.h"
 #include "tk_run.h"
+#include "via_ctest.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -118,6 +119,8 @@ int step_phase(rehearsal *r, const char *phase, int want_exit)
 {
     if (interrupted)
         return -2;
+    if (r->via_ctest)
+        return step_ctest_phase(r, phase, want_exit);
     char *argv[] = {r->w.band_smoke, "phase", (char *)phase, NULL};
     run_out out;
     say(r, "phase %s", phase);
@@ -219,6 +222,11 @@ void finish_run(rehearsal *r, int want_cleanup, int want_teardown)
     step_phase(r, "cleanup", want_cleanup);
     step_phase(r, "report", 0);
     step_phase(r, "teardown", want_teardown);
+    check_no_leak(r);
+}
+
+void check_no_leak(rehearsal *r)
+{
     int agents = -1, rooms = -1;
     tk_band_stats(&r->w.band, &agents, &rooms);
     say(r, "fake Band: %d live agents, %d live rooms", agents, rooms);
@@ -286,7 +294,8 @@ static const scenario *find_scenario(const char *name)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: band-smoke-rehearsal [--scenario NAME] [--clean] [--list]\n");
+    fprintf(stderr, "usage: band-smoke-rehearsal [--scenario NAME] [--via ctest] [--clean] "
+                    "[--list]\n");
     return 2;
 }
 
@@ -294,10 +303,12 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *name = "main";
-    int clean = 0;
+    int clean = 0, via_ctest = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scenario") && i + 1 < argc)
             name = argv[++i];
+        else if (!strcmp(argv[i], "--via") && i + 1 < argc && !strcmp(argv[i + 1], "ctest"))
+            via_ctest = ++i;
         else if (!strcmp(argv[i], "--clean"))
             clean = 1;
         else if (!strcmp(argv[i], "--list")) {
@@ -312,6 +323,9 @@ int main(int argc, char **argv)
         return usage();
 
     catch_interrupts();
+    /* A reader that goes away (`| head`) must not kill the driver before
+     * world_close stops the fakes it started. */
+    signal(SIGPIPE, SIG_IGN);
 
     static rehearsal r;
     r.started_ms = clock_mono_ms();
@@ -323,7 +337,8 @@ int main(int argc, char **argv)
         opts.rest_url = "https://app.band.ai";
         opts.ws_url = "wss://app.band.ai/api/v1/socket/websocket";
     }
-    say(&r, "rehearsal %s: %s", sc->name, sc->what);
+    r.via_ctest = via_ctest != 0;
+    say(&r, "rehearsal %s%s: %s", sc->name, r.via_ctest ? " (via ctest)" : "", sc->what);
     if (world_open(&r.w, &opts) != 0) {
         world_close(&r.w);
         return 1;
@@ -335,7 +350,8 @@ int main(int argc, char **argv)
     expect_no_cores(&r);
     scan_start(&r.canary);
 
-    sc->run(&r);
+    if (!r.via_ctest || via_ctest_open(&r) == 0)
+        sc->run(&r);
 
     if (interrupted) {
         scan_stop(&r.canary);
@@ -351,8 +367,8 @@ int main(int argc, char **argv)
     getrusage(RUSAGE_SELF, &self);
     getrusage(RUSAGE_CHILDREN, &kids);
     double secs = (clock_mono_ms() - r.started_ms) / 1000.0;
-    printf("rehearsal %s: %s, %d checks, %d failed; %.1f s wall; peak RSS %ld KiB "
-           "(driver), %ld KiB (largest child)\n", sc->name,
+    printf("rehearsal %s%s: %s, %d checks, %d failed; %.1f s wall; peak RSS %ld KiB "
+           "(driver), %ld KiB (largest child)\n", sc->name, r.via_ctest ? " (via ctest)" : "",
            r.failures ? "FAIL" : "PASS", r.checks, r.failures, secs, self.ru_maxrss,
            kids.ru_maxrss);
     printf("%d passed, %d failed\n", r.checks - r.failures, r.failures);

@@ -21,6 +21,8 @@ typedef struct rehearsal {
     int64_t started_ms;
     int checks;
     int failures;
+    int via_ctest;            /* --via ctest: steps are ctest commands (via_ctest.h) */
+    char ctest_dir[W_PATH + 8];
 } rehearsal;
 
 typedef struct scenario {
@@ -71,6 +73,9 @@ void say(rehearsal *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* The standard ending: cleanup, report, teardown; then the fake holds no
  * live agent or room and the reports are valid. */
 void finish_run(rehearsal *r, int want_cleanup, int want_teardown);
+
+/* The fake Band holds no live agent or room. */
+void check_no_leak(rehearsal *r);
 
 /* Checks evidence.md names the verdict and junit.xml passes the XSD. */
 void check_reports(rehearsal *r, const char *verdict);

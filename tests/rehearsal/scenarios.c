@@ -16,11 +16,13 @@
 #include "run.h"
 #include "tk.h"
 #include "tk_band.h"
+#include "via_ctest.h"
 
 /* The Wi-Fi cycle: long enough for every tunnel to drop and the agent to
  * back off at least once; short enough for a 60 s rehearsal. */
 #define WIFI_CUT_S "3"
 #define SLEEP_S 3
+#define WATCHED_WIFI_WINDOW "SMOKE_RECONNECT_WINDOW_S=60"
 
 static int run_phases(rehearsal *r, const char *const *phases)
 {
@@ -39,10 +41,30 @@ static void abandon(rehearsal *r)
     finish_run(r, 0, 0);
 }
 
+/* The operator follows the cycle with `band-smoke watch`: it must say when
+ * the socket dropped and when to turn Wi-Fi back on, then the reconnect
+ * and the resume command, and end by itself. */
+static void watch_wifi(rehearsal *r)
+{
+    char *argv[] = {r->w.band_smoke, "watch", "--timeout", "40", NULL};
+    run_out out;
+    say(r, "$ band-smoke watch --timeout 40");
+    int status = run_child(&r->w, argv, 60000, "          | ", &out);
+    check(r, status == 0, "band-smoke watch: exit %d, expected 0", status);
+    static const char *const want[] = {"WebSocket disconnected at ", "after the checkpoint",
+                                       "WebSocket reconnected at ", ", outage ",
+                                       "resume with ctest --test-dir ", NULL};
+    for (int i = 0; want[i]; i++)
+        check(r, strstr(out.text, want[i]) != NULL, "band-smoke watch did not say \"%s\"",
+              want[i]);
+    run_out_free(&out);
+}
+
 static void wifi_cycle(rehearsal *r)
 {
     int64_t cut_at = clock_wall_ms(NULL);
     inject_sbx(r, "Wi-Fi cycle (the operator turns Wi-Fi off, then on)", "net-cut", WIFI_CUT_S);
+    watch_wifi(r);
     wait_log(r, "the WebSocket disconnect", "WebSocket disconnected", cut_at - 1000, 20000);
     wait_log(r, "the WebSocket reconnect", "WebSocket reconnected", cut_at, 40000);
 }
@@ -99,8 +121,27 @@ static void check_pass_evidence(rehearsal *r)
     state_free(st);
 }
 
+/* The operator's way (README): `ctest -R phase` runs up to a checkpoint and
+ * stops; after each interruption the same command goes on. */
+static void scenario_main_via_ctest(rehearsal *r)
+{
+    if (!step_ctest_pass(r, "wifi-checkpoint", "OPERATOR STEP (Wi-Fi)"))
+        return abandon(r);
+    wifi_cycle(r);
+    if (!step_ctest_pass(r, "sleep-checkpoint", "OPERATOR STEP (sleep/wake"))
+        return abandon(r);
+    host_sleep(r);
+    if (!step_ctest_pass(r, "teardown", NULL))
+        return abandon(r);
+    check_no_leak(r);
+    check_reports(r, "PASS");
+    check_pass_evidence(r);
+}
+
 static void scenario_main(rehearsal *r)
 {
+    if (r->via_ctest)
+        return scenario_main_via_ctest(r);
     static const char *const up_to_initial[] = {"start", "preflight", "sandbox", "launch",
                                                 "initial", "wifi-checkpoint", NULL};
     if (!run_phases(r, up_to_initial))
@@ -626,17 +667,19 @@ static void scenario_fail_through_ctest(rehearsal *r)
 }
 
 const scenario scenarios[] = {
-    {.name = "main", .run = scenario_main, .e2e_timeout_s = 20,
+    /* band-smoke watch follows the whole outage, so a loaded machine's slow
+     * reconnect must not outlast the 5 s window meant for no-reconnect. */
+    {.name = "main", .run = scenario_main, .e2e_timeout_s = 20, .env = WATCHED_WIFI_WINDOW,
      .what = "the whole smoke, phases 01-13, with the three interruptions injected"},
     {.name = "no-reconnect", .run = scenario_no_reconnect, .env = "FAKE_AGENT_NO_RECONNECT=1",
      .what = "the agent never reconnects after the Wi-Fi cut: Wi-Fi step FAIL"},
-    {.name = "short-cut", .run = scenario_short_cut,
+    {.name = "short-cut", .run = scenario_short_cut, .env = WATCHED_WIFI_WINDOW,
      .what = "a blip too short to drop the socket: SKIPPED naming it; a real cut passes"},
     {.name = "provision-500", .run = scenario_provision_500,
      .what = "REST 500s while provisioning: launch FAIL, nothing leaked, kept ids reaped next"},
     {.name = "ws-drop-probe", .run = scenario_ws_drop_probe,
      .what = "the WebSocket drops mid-probe: FAIL, then a retry passes"},
-    {.name = "sandbox-vanish", .run = scenario_sandbox_vanish,
+    {.name = "sandbox-vanish", .run = scenario_sandbox_vanish, .env = WATCHED_WIFI_WINDOW,
      .what = "the sandbox is missing after the sleep: FAIL with that finding"},
     {.name = "sbx-hang", .run = scenario_sbx_hang, .env = "SMOKE_SBX_TIMEOUT_S=3",
      .what = "sbx hangs: the sandbox phase fails at its timeout"},
