@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
+#include <curl/curl.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -577,6 +579,132 @@ static void test_proxy_and_policy_log(void)
     CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);
 }
 
+
+/* ---- plain HTTP through the proxy, for a pooling client ---- */
+
+/* A keep-alive HTTP server in a child process, as the fake Band's lws is:
+ * it answers `Connection: keep-alive` and closes only when the request
+ * said `Connection: close`. Each answer's body names whether the request
+ * came in origin form with that header. */
+static void keepalive_conn(int fd)
+{
+    char head[4096];
+    size_t len = 0;
+    for (;;) {
+        ssize_t n = read(fd, head + len, sizeof head - 1 - len);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        head[len] = '\0';
+        char *end = strstr(head, "\r\n\r\n");
+        if (!end)
+            continue;
+        int origin = head[0] == 'G' && strncmp(head, "GET /", 5) == 0;
+        int closing = strstr(head, "\r\nConnection: close\r\n") != NULL;
+        char answer[256];
+        int alen = snprintf(answer, sizeof answer,
+                            "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n"
+                            "Keep-Alive: timeout=5\r\n\r\n%s",
+                            origin && closing ? "ok" : "no");
+        if (write(fd, answer, (size_t)alen) != alen || closing)
+            break;
+        len = 0;
+    }
+    close(fd);
+}
+
+static void keepalive_start(echo *e)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t alen = sizeof a;
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 16) != 0 ||
+        getsockname(lfd, (struct sockaddr *)&a, &alen) != 0)
+        abort();
+    e->port = ntohs(a.sin_port);
+    e->pid = fork();
+    if (e->pid == 0) {
+        for (;;) {
+            int c = accept(lfd, NULL, NULL);
+            if (c >= 0)
+                keepalive_conn(c);
+        }
+    }
+    close(lfd);
+}
+
+typedef struct seen_headers {
+    int close, keep_alive;
+} seen_headers;
+
+static size_t on_header(char *line, size_t size, size_t n, void *ud)
+{
+    seen_headers *h = ud;
+    size_t len = size * n;
+    if (len >= 17 && !strncasecmp(line, "Connection: close", 17))
+        h->close++;
+    if (len >= 11 && (!strncasecmp(line, "Keep-Alive:", 11) ||
+                      (len >= 22 && !strncasecmp(line, "Connection: keep-alive", 22))))
+        h->keep_alive++;
+    return len;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+    char *body = ud;
+    size_t len = size * n, have = strlen(body);
+    if (have + len < 16) {
+        memcpy(body + have, data, len);
+        body[have + len] = '\0';
+    }
+    return len;
+}
+
+/* One libcurl easy handle reused for several requests, as a pooling
+ * client (httpx) does: every answer must tell it the connection closes,
+ * so it never sends a request into a connection the proxy is ending. */
+static void test_plain_http_pooling_client(void)
+{
+    tk_sbx w;
+    world_with_box(&w, "balanced");
+    echo e;
+    keepalive_start(&e);
+    allow(&w, e.port);
+    char proxy[64], url[96];
+    snprintf(proxy, sizeof proxy, "http://127.0.0.1:%d", proxy_port(&w));
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/x", e.port);
+    CURL *h = curl_easy_init();
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_PROXY, proxy);
+    curl_easy_setopt(h, CURLOPT_NOPROXY, "");
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    for (int i = 0; i < 5; i++) {
+        seen_headers seen = {0, 0};
+        char body[16] = "";
+        long status = 0, connects = -1;
+        curl_easy_setopt(h, CURLOPT_HEADERDATA, &seen);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+        CURLcode rc = curl_easy_perform(h);
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
+        UNIT_CHECK(rc == CURLE_OK && status == 200 && !strcmp(body, "ok"),
+                   "request %d: curl %d, HTTP %ld, body '%s'", i, rc, status, body);
+        UNIT_CHECK(seen.close == 1 && seen.keep_alive == 0,
+                   "request %d: %d 'Connection: close', %d keep-alive headers", i, seen.close,
+                   seen.keep_alive);
+        /* Told the connection closes, the client opened a fresh one each time. */
+        CU_ASSERT_EQUAL(connects, 1);
+    }
+    curl_easy_cleanup(h);
+    echo_stop(&e);
+    CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);
+}
+
 static void test_net_cut(void)
 {
     tk_sbx w;
@@ -919,6 +1047,7 @@ const unit_case unit_cases[] = {
     {"exec_environment", test_exec_environment},
     {"fake_uv", test_fake_uv},
     {"proxy_and_policy_log", test_proxy_and_policy_log},
+    {"plain_http_pooling_client", test_plain_http_pooling_client},
     {"net_cut", test_net_cut},
     {"freeze", test_freeze},
     {"daemon_stop_ends_sessions", test_daemon_stop_ends_sessions},
