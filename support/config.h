@@ -20,6 +20,13 @@
  *   SMOKE_STATE_DIR (default <project root>/.sandbox-smoke)
  *   SMOKE_SDK_SPEC (default "band-sdk")
  *   SMOKE_RECONNECT_WINDOW_S (default 300), SMOKE_SBX_TIMEOUT_S (default 60)
+ *   SMOKE_CA_FILE (environment only, like the proxy variables): a PEM file
+ *                  of CA certificates trusted for Band's https and wss
+ *                  BESIDES the system store, for an operator behind a
+ *                  TLS-inspecting proxy (and for the offline TLS world).
+ *                  Verification is never switched off. The REST and
+ *                  WebSocket clients read it when their caller names no
+ *                  CA (config_ca_file_env); config_load checks it reads.
  *
  * config_load registers BAND_API_KEY_USER with redact the moment it is read
  * (a key under 8 bytes cannot be registered; it is kept, and preflight
@@ -55,6 +62,7 @@ typedef struct config {
     char state_dir[CONFIG_PATH_SZ];
     char sdk_spec[128];
     char env_file[CONFIG_PATH_SZ];     /* the dotenv file consulted */
+    char ca_file[CONFIG_PATH_SZ];      /* SMOKE_CA_FILE, "" when unset */
     int env_file_found;
 } config;
 
@@ -62,6 +70,11 @@ typedef struct config {
  * reports those). ERR_CONFIG for a malformed value (E2E_TIMEOUT not a
  * positive integer, an over-long value), ERR_IO for an unreadable dotenv. */
 err_code config_load(config *cfg, const char *project_root, char *err);
+
+#define CONFIG_CA_FILE_VAR "SMOKE_CA_FILE"
+
+/* SMOKE_CA_FILE from the environment, NULL when unset or empty. */
+const char *config_ca_file_env(void);
 
 /* The production guard of design section 6: both URLs set, neither the
  * SDK's production default, no app.band.ai host at all; compared after

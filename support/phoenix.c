@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "config.h"
 #include "phx_frame.h"
 #include "phx_url.h"
 #include "redact.h"
@@ -808,7 +809,7 @@ static err_code copy_options(phx_client *c, const phx_options *o, char *err)
     if ((rc = copy_str(o->ws_url, &c->ws_url, err)) ||
         (rc = copy_str(o->api_key, &c->api_key, err)) ||
         (rc = copy_str(o->agent_id, &c->agent_id, err)) ||
-        (rc = copy_str(o->ca_file, &c->ca_file, err)))
+        (rc = copy_str(o->ca_file ? o->ca_file : config_ca_file_env(), &c->ca_file, err)))
         return rc;
     c->opts.ws_url = c->ws_url;
     c->opts.api_key = c->api_key;

@@ -157,7 +157,8 @@ typedef struct phx_options {
                                this many failed connection attempts in a
                                row (the SDK's initial connect: 11) */
     phx_backoff backoff;    /* default phx_backoff_default() */
-    const char *ca_file;    /* optional PEM, added to the system CAs */
+    const char *ca_file;    /* optional PEM, added to the system CAs; NULL =
+                               SMOKE_CA_FILE when set (config_ca_file_env) */
     const netenv_proxy *proxy; /* NULL (default) = netenv_proxy_for(ws_url);
                                   else this decision (use = 0: direct) */
     FILE *log;              /* optional; see Logging above */

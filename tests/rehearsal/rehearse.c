@@ -268,6 +268,7 @@ int main(int argc, char **argv)
                                                           : REHEARSAL_E2E_TIMEOUT_S};
     opts.extra_env[0] = REHEARSAL_RECONNECT_WINDOW;
     opts.extra_env[1] = sc->env;
+    opts.plain_http = sc->plain_http;
     if (sc->production) {
         opts.rest_url = "https://app.band.ai";
         opts.ws_url = "wss://app.band.ai/api/v1/socket/websocket";

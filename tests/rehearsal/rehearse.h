@@ -30,6 +30,7 @@ typedef struct scenario {
     int e2e_timeout_s; /* probe deadline; 0 = REHEARSAL_E2E_TIMEOUT_S */
     const char *env;   /* one more "K=V" for every child, or NULL */
     int production;    /* point band-smoke at the production URLs */
+    int plain_http;    /* the fake Band on http/ws instead of the TLS world */
 } scenario;
 
 /* Short deadlines: the fakes answer in milliseconds, and a negative

@@ -366,6 +366,8 @@ static void scenario_sigkill(rehearsal *r)
 const scenario scenarios[] = {
     {.name = "main", .run = scenario_main, .e2e_timeout_s = 20,
      .what = "the whole smoke, phases 01-13, with the three interruptions injected"},
+    {.name = "plain-http", .run = scenario_main, .e2e_timeout_s = 20, .plain_http = 1,
+     .what = "the main rehearsal with the fake Band on plain http/ws instead of https/wss"},
     {.name = "no-reconnect", .run = scenario_no_reconnect, .env = "FAKE_AGENT_NO_RECONNECT=1",
      .what = "the agent never reconnects after the Wi-Fi cut: Wi-Fi step FAIL"},
     {.name = "short-cut", .run = scenario_short_cut,
