@@ -1021,7 +1021,42 @@ static void test_seed_agent_and_control_errors(void)
     world_down(&w);
 }
 
+
+/* The platform's heartbeat timeout: a socket that sends nothing for the
+ * configured time is dropped without a close frame; one that beats in
+ * time stays. (400 ms here; the rehearsal gives 45 s, scaled.) */
+static void test_heartbeat_timeout_drops_silent_socket(void)
+{
+    tk_band b;
+    tk_band_opts o = {.heartbeat_timeout_ms = 400};
+    if (!UNIT_CHECK(tk_band_start_opts(&b, &o) == 0, "start"))
+        return;
+    int status = 0;
+    const char *target = "/api/v1/socket/websocket?vsn=2.0.0";
+    tk_ws *silent = tk_ws_open(b.port, target, b.user_key, &status);
+    tk_ws *beating = tk_ws_open(b.port, target, b.user_key, &status);
+    if (UNIT_CHECK(silent && beating, "sockets: %d", status)) {
+        int64_t until = now_ms() + 1500;
+        int kept = 1;
+        while (now_ms() < until && kept) {
+            char ref[16];
+            kept = tk_ws_push(beating, NULL, "phoenix", "heartbeat", "{}", ref) == 0 &&
+                   tk_ws_wait(beating, "phoenix", "phx_reply", ref, 1000) != NULL;
+            struct timespec nap = {0, 150 * 1000000L};
+            nanosleep(&nap, NULL);
+        }
+        UNIT_CHECK(kept, "a socket beating every 150 ms was dropped");
+        UNIT_CHECK(tk_ws_closed(silent, 100, NULL, 0) == TK_WS_NO_CLOSE_FRAME,
+                   "the silent socket was not dropped without a close frame");
+        CU_ASSERT_EQUAL(tk_band_stat(&b, "heartbeat_drops"), 1);
+    }
+    tk_ws_free(silent);
+    tk_ws_free(beating);
+    tk_band_stop(&b);
+}
+
 const unit_case unit_cases[] = {
+    {"heartbeat_timeout_drops_silent_socket", test_heartbeat_timeout_drops_silent_socket},
     {"starts_reports_and_stops_on_sigterm", test_starts_reports_and_stops_on_sigterm},
     {"shutdown_endpoint_stops_it", test_shutdown_endpoint_stops_it},
     {"log_names_requests_without_keys", test_log_names_requests_without_keys},

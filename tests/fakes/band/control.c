@@ -155,6 +155,7 @@ static void stats(server *srv, http_response *resp)
     cJSON_AddNumberToObject(doc, "agent_connections", agents);
     cJSON_AddNumberToObject(doc, "rest_calls", (double)srv->rest_calls);
     cJSON_AddNumberToObject(doc, "upgrade_attempts", (double)srv->upgrade_attempts);
+    cJSON_AddNumberToObject(doc, "heartbeat_drops", (double)srv->heartbeat_drops);
     reply_json(resp, 200, doc);
 }
 

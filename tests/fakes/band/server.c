@@ -155,8 +155,20 @@ err_code server_start(server *srv, store *st, int port, const server_tls *tls, F
     return ERR_OK;
 }
 
+/* Checks four times per timeout, so a silent socket goes within 1.25x. */
+static void heartbeat_check(lws_sorted_usec_list_t *timer)
+{
+    server *srv = lws_container_of(timer, server, heartbeat_timer);
+    ws_drop_silent(srv, clock_mono_ms(), srv->heartbeat_timeout_ms);
+    lws_sul_schedule(srv->ctx, 0, &srv->heartbeat_timer, heartbeat_check,
+                     (lws_usec_t)(srv->heartbeat_timeout_ms / 4) * LWS_US_PER_MS);
+}
+
 void server_run(server *srv, const volatile sig_atomic_t *interrupted)
 {
+    if (srv->heartbeat_timeout_ms > 0)
+        lws_sul_schedule(srv->ctx, 0, &srv->heartbeat_timer, heartbeat_check,
+                         (lws_usec_t)(srv->heartbeat_timeout_ms / 4) * LWS_US_PER_MS);
     while (!srv->stopping && !*interrupted)
         if (lws_service(srv->ctx, 0) < 0)
             break;
@@ -164,8 +176,10 @@ void server_run(server *srv, const volatile sig_atomic_t *interrupted)
 
 void server_close(server *srv)
 {
-    if (srv->ctx)
+    if (srv->ctx) {
+        lws_sul_schedule(srv->ctx, 0, &srv->heartbeat_timer, NULL, LWS_SET_TIMER_USEC_CANCEL);
         lws_context_destroy(srv->ctx); /* closes every socket: ws_conn cleanup runs here */
+    }
     srv->ctx = NULL;
     vec_release(&srv->sockets);
 }

@@ -34,6 +34,8 @@ typedef struct server {
     int control_port;
     int stopping; /* set by POST /_fake/shutdown */
     long heartbeat_timeout_ms; /* close a socket silent this long; 0 = never */
+    long heartbeat_drops;      /* sockets dropped for it (stats) */
+    lws_sorted_usec_list_t heartbeat_timer;
     http_site api_site;
     http_site control_site;
     struct lws_protocols api_protocols[3];     /* http, phoenix, terminator */
