@@ -317,7 +317,7 @@ int ws_drop_silent(server *srv, int64_t now_ms, int64_t timeout_ms)
     int n = 0;
     for (size_t i = 0; i < srv->sockets.len; i++) {
         ws_conn *c = srv->sockets.items[i];
-        if (c->dropped || now_ms - c->last_rx_ms < timeout_ms)
+        if (c->dropped || c->who->kind != STORE_AGENT || now_ms - c->last_rx_ms < timeout_ms)
             continue;
         server_log(srv, "WS heartbeat timeout %s: nothing for %lld ms, dropped", c->who->id,
                    (long long)(now_ms - c->last_rx_ms));

@@ -49,8 +49,10 @@ void ws_close_all(server *srv, int code, const char *reason);
 void ws_drop_all(server *srv);
 
 /* The platform's heartbeat timeout (~45 s without a heartbeat; band-
- * protocol.md 5.2): drops, like ws_drop_all, every connection that
- * received no whole message for timeout_ms. The real platform's way of
+ * protocol.md 5.2): drops, like ws_drop_all, every agent connection that
+ * received no whole message for timeout_ms. User connections are exempt:
+ * the rehearsal scales the platform's clock, while band-smoke's own
+ * observer beats at real time (a listed deviation). The real platform's way of
  * closing is not documented; no close frame is the one a frozen client
  * cannot mistake for a final close (1000) or a terminal one (1008).
  * Returns how many it dropped. */

@@ -5,13 +5,19 @@
  *   uv run [--script] FILE [ARGS...]
  *                                 FILE must exist; then becomes the program
  *                                 named by FAKE_UV_AGENT (the C stand-in for
- *                                 the Python agent) with ARGS
+ *                                 the Python agent) with ARGS; or, when
+ *                                 FAKE_UV_AGENT_CMD is set (`band-smoke
+ *                                 rehearse --agent CMD`), runs that command
+ *                                 through /bin/sh -c from FILE's folder, in
+ *                                 the same environment (ARGS are dropped:
+ *                                 the command names its own)
  *   uv --version                  a version line
  * -q/--quiet and --no-progress are accepted before the command's own
  * arguments. Anything else: `error: ...` on stderr, exit 2, as uv's usage
  * errors do. The dependency count printed by sync is that of the script's
  * PEP 723 block, so a test can see the script was read. */
 #include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +74,21 @@ static int sync_script(int argc, char **argv, int i)
     return 0;
 }
 
+/* The agent under rehearsal, given as a shell command, started where the
+ * script lies (the SDK developer's `uv run --script agent.py`, or a
+ * Python with band-sdk installed, finds agent.py there). */
+static int run_command(const char *cmd, const char *script)
+{
+    char folder[4096];
+    snprintf(folder, sizeof folder, "%s", script);
+    const char *dir = dirname(folder);
+    if (chdir(dir) != 0)
+        return fail("cannot enter the script's folder: %s", strerror(errno));
+    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    fprintf(stderr, "error: cannot run /bin/sh: %s\n", strerror(errno));
+    return USAGE_EXIT;
+}
+
 static int run_script(int argc, char **argv, int i)
 {
     i = skip_quiet(argc, argv, i);
@@ -77,6 +98,9 @@ static int run_script(int argc, char **argv, int i)
         return fail("%s", "usage: uv run [--script] FILE [ARGS...]");
     if (access(argv[i], R_OK) != 0)
         return fail("Failed to read script: %s", argv[i]);
+    const char *cmd = getenv("FAKE_UV_AGENT_CMD");
+    if (cmd && *cmd)
+        return run_command(cmd, argv[i]);
     const char *agent = getenv("FAKE_UV_AGENT");
     if (!agent || !*agent)
         return fail("%s", "FAKE_UV_AGENT is not set: the fake uv runs the stand-in agent");
