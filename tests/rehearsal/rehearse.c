@@ -1,7 +1,14 @@
 /* band-smoke-rehearsal: the whole smoke offline, with the interruptions
  * injected. `band-smoke rehearse` hands over to this program.
  *
- *   band-smoke-rehearsal [--scenario NAME] [--clean] [--list]
+ *   band-smoke-rehearsal [--scenario NAME] [--agent COMMAND] [--clean] [--list]
+ *
+ * --agent COMMAND runs COMMAND (through /bin/sh -c, inside the fake
+ * sandbox, from the folder holding the agent.py band-smoke copied there,
+ * in the environment the stand-in gets) as the sandboxed agent instead of
+ * the C stand-in: an SDK developer's own build, e.g.
+ * `uv run --script agent.py`. The children then run at time scale 1 (the
+ * real SDK knows no other), the stand-in at REHEARSAL_STANDIN_SCALE.
  *
  * The default scenario, `main`, runs phases 01 to 13 through the same
  * `band-smoke phase` code the operator uses, against the fake Band server
@@ -26,6 +33,7 @@
 #include "run.h"
 #include "tk.h"
 #include "tk_run.h"
+#include "tscale.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -222,6 +230,26 @@ static void prove_no_secret_leaked(rehearsal *r)
     check(r, r->canary.hits == 0, "a secret leaked: %s", r->canary.first_hit);
 }
 
+int64_t rehearsal_ms(const rehearsal *r, int64_t real_ms)
+{
+    return tscale_apply(real_ms, r->scale);
+}
+
+/* SMOKE_TIME_SCALE of this process wins; else the stand-in's scale, or
+ * real time for a real agent. */
+static int choose_scale(rehearsal *r, char *text, size_t cap)
+{
+    const char *given = getenv(TSCALE_ENV);
+    const char *pick = given && *given ? given : r->agent_cmd ? "1" : REHEARSAL_STANDIN_SCALE;
+    char err[ERR_BUFSZ];
+    if (tscale_parse(pick, &r->scale, err) != ERR_OK) {
+        fprintf(stderr, "band-smoke-rehearsal: %s\n", err);
+        return -1;
+    }
+    snprintf(text, cap, "%s", pick);
+    return 0;
+}
+
 static const scenario *find_scenario(const char *name)
 {
     for (const scenario *s = scenarios; s->name; s++)
@@ -232,7 +260,8 @@ static const scenario *find_scenario(const char *name)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: band-smoke-rehearsal [--scenario NAME] [--clean] [--list]\n");
+    fprintf(stderr, "usage: band-smoke-rehearsal [--scenario NAME] [--agent COMMAND] [--clean] "
+                    "[--list]\n");
     return 2;
 }
 
@@ -241,9 +270,12 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *name = "main";
     int clean = 0;
+    static rehearsal r;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scenario") && i + 1 < argc)
             name = argv[++i];
+        else if (!strcmp(argv[i], "--agent") && i + 1 < argc && argv[i + 1][0])
+            r.agent_cmd = argv[++i];
         else if (!strcmp(argv[i], "--clean"))
             clean = 1;
         else if (!strcmp(argv[i], "--list")) {
@@ -262,18 +294,28 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
-    static rehearsal r;
     r.started_ms = clock_mono_ms();
+    char scale[32], window[64];
+    if (choose_scale(&r, scale, sizeof scale) != 0)
+        return 2;
+    /* The Wi-Fi gate's window: the whole outage, then the SDK's recovery. */
+    snprintf(window, sizeof window, "SMOKE_RECONNECT_WINDOW_S=%lld",
+             (long long)((rehearsal_ms(&r, WIFI_STALL_MS + RECOVER_MS) + SLACK_MS + 999) / 1000));
     world_opts opts = {.e2e_timeout_s = sc->e2e_timeout_s ? sc->e2e_timeout_s
                                                           : REHEARSAL_E2E_TIMEOUT_S};
-    opts.extra_env[0] = REHEARSAL_RECONNECT_WINDOW;
+    opts.extra_env[0] = window;
     opts.extra_env[1] = sc->env;
     opts.plain_http = sc->plain_http;
+    opts.time_scale = scale;
+    opts.agent_cmd = r.agent_cmd;
+    opts.heartbeat_timeout_ms = rehearsal_ms(&r, PLATFORM_HEARTBEAT_TIMEOUT_MS);
     if (sc->production) {
         opts.rest_url = "https://app.band.ai";
         opts.ws_url = "wss://app.band.ai/api/v1/socket/websocket";
     }
     say(&r, "rehearsal %s: %s", sc->name, sc->what);
+    say(&r, "agent: %s; time scale %s (%s)", r.agent_cmd ? r.agent_cmd : "the C stand-in", scale,
+        window);
     if (world_open(&r.w, &opts) != 0) {
         world_close(&r.w);
         return 1;

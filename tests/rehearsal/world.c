@@ -130,7 +130,10 @@ static void build_env(world *w, const world_opts *o)
     world_setenv(w, "SBX_WORKSPACE", w->workspace);
     world_setenv(w, "SBX_BIN", w->sbx_bin);
     world_setenv(w, "E2E_TIMEOUT", timeout);
-    world_setenv(w, "FAKE_AGENT_KEEPALIVE_S", "2"); /* notice a dead tunnel within seconds */
+    if (o->time_scale)
+        world_setenv(w, "SMOKE_TIME_SCALE", o->time_scale);
+    if (o->agent_cmd)
+        world_setenv(w, "FAKE_UV_AGENT_CMD", o->agent_cmd);
     world_setenv(w, "FAKE_SBX_STATE", w->sbx_state);
     world_setenv(w, "FAKE_UV_AGENT", w->fake_agent);
     if (w->tls_on) {

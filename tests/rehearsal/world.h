@@ -32,6 +32,8 @@ typedef struct world_opts {
     const char *extra_env[8]; /* more "K=V" for band-smoke and sbx, NULL-ended */
     int plain_http;          /* 1 = the fake Band on http/ws; default https/wss */
     long heartbeat_timeout_ms; /* the fake Band drops a silent socket; 0 = never */
+    const char *time_scale;  /* SMOKE_TIME_SCALE for every child */
+    const char *agent_cmd;   /* the sandboxed agent as a shell command; NULL = stand-in */
 } world_opts;
 
 typedef struct world {

@@ -98,7 +98,10 @@ int ws_upgrade(server *srv, struct lws *wsi, http_response *reject)
 {
     ws_verdict v;
     srv->upgrade_attempts++;
-    if (identify(srv, wsi, &v) == 0)
+    if (identify(srv, wsi, &v) == 0 && srv->faults.reject_agent_ws && v.who &&
+        v.who->kind == STORE_AGENT)
+        refuse(&v, 403, "forbidden", "agent connections are refused (test fault)");
+    else if (v.status == 0)
         return 0;
     http_answer(reject, v.status, reply_error_body(v.code, NULL, 0, v.message));
     return 1;
