@@ -303,6 +303,10 @@ int main(int argc, char **argv)
              (long long)((rehearsal_ms(&r, WIFI_STALL_MS + RECOVER_MS) + SLACK_MS + 999) / 1000));
     world_opts opts = {.e2e_timeout_s = sc->e2e_timeout_s ? sc->e2e_timeout_s
                                                           : REHEARSAL_E2E_TIMEOUT_S};
+    /* The launch waits E2E_TIMEOUT for the readiness line, and a Python
+     * SDK's cold imports take seconds on a loaded machine. */
+    if (r.agent_cmd && opts.e2e_timeout_s < REHEARSAL_AGENT_E2E_TIMEOUT_S)
+        opts.e2e_timeout_s = REHEARSAL_AGENT_E2E_TIMEOUT_S;
     opts.extra_env[0] = window;
     opts.extra_env[1] = sc->env;
     opts.plain_http = sc->plain_http;

@@ -38,6 +38,8 @@ typedef struct scenario {
 /* Short deadlines: the fakes answer in milliseconds, and a negative
  * rehearsal that waits for a timeout should not wait two minutes. */
 #define REHEARSAL_E2E_TIMEOUT_S 8
+/* With --agent: a Python SDK's cold start must fit the readiness wait. */
+#define REHEARSAL_AGENT_E2E_TIMEOUT_S 60
 
 /* ---- time: the SDK's and the platform's real durations -------------------
  * (band-protocol.md 5.1, 5.2, 8). Every outage, window and deadline of the

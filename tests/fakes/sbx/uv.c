@@ -9,8 +9,8 @@
  *                                 FAKE_UV_AGENT_CMD is set (`band-smoke
  *                                 rehearse --agent CMD`), runs that command
  *                                 through /bin/sh -c from FILE's folder, in
- *                                 the same environment (ARGS are dropped:
- *                                 the command names its own)
+ *                                 the same environment, with ARGS appended
+ *                                 (`CMD --sdk-version`)
  *   uv --version                  a version line
  * -q/--quiet and --no-progress are accepted before the command's own
  * arguments. Anything else: `error: ...` on stderr, exit 2, as uv's usage
@@ -77,14 +77,29 @@ static int sync_script(int argc, char **argv, int i)
 /* The agent under rehearsal, given as a shell command, started where the
  * script lies (the SDK developer's `uv run --script agent.py`, or a
  * Python with band-sdk installed, finds agent.py there). */
-static int run_command(const char *cmd, const char *script)
+static int run_command(const char *cmd, int argc, char **argv, int i)
 {
+    const char *script = argv[i];
     char folder[4096];
     snprintf(folder, sizeof folder, "%s", script);
     const char *dir = dirname(folder);
     if (chdir(dir) != 0)
         return fail("cannot enter the script's folder: %s", strerror(errno));
-    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    /* sh -c 'CMD "$@"' sh ARGS...: the script's arguments follow the command */
+    char *line = malloc(strlen(cmd) + 8);
+    char **args = calloc((size_t)(argc - i) + 4, sizeof *args);
+    if (!line || !args)
+        return fail("%s", "out of memory");
+    sprintf(line, "%s \"$@\"", cmd);
+    int n = 0;
+    args[n++] = "sh";
+    args[n++] = "-c";
+    args[n++] = line;
+    args[n++] = "sh";
+    for (int k = i + 1; k < argc; k++)
+        args[n++] = argv[k];
+    args[n] = NULL;
+    execv("/bin/sh", args);
     fprintf(stderr, "error: cannot run /bin/sh: %s\n", strerror(errno));
     return USAGE_EXIT;
 }
@@ -100,7 +115,7 @@ static int run_script(int argc, char **argv, int i)
         return fail("Failed to read script: %s", argv[i]);
     const char *cmd = getenv("FAKE_UV_AGENT_CMD");
     if (cmd && *cmd)
-        return run_command(cmd, argv[i]);
+        return run_command(cmd, argc, argv, i);
     const char *agent = getenv("FAKE_UV_AGENT");
     if (!agent || !*agent)
         return fail("%s", "FAKE_UV_AGENT is not set: the fake uv runs the stand-in agent");
