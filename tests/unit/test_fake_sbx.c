@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -866,6 +867,83 @@ static void test_daemon_stop_ends_sessions(void)
     CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);
 }
 
+
+/* ---- fidelity knobs: the agent command, the killing stop, the CA ---- */
+
+/* FAKE_UV_AGENT_CMD (band-smoke rehearse --agent): a shell command run
+ * from agent.py's folder, the script's arguments appended. */
+static void test_fake_uv_agent_command(void)
+{
+    tk_sbx w;
+    world_with_box(&w, "balanced");
+    char *sub = tk_path(w.workspace, "sub");
+    char *script = tk_path(sub, "agent.py");
+    CU_ASSERT_EQUAL(mkdir(sub, 0700), 0);
+    tk_write(script, "print('hi')\n");
+    tk_sbx_setenv(&w, "FAKE_UV_AGENT=/bin/false");
+    tk_sbx_setenv(&w, "FAKE_UV_AGENT_CMD=echo \"in $(basename $(pwd)) with\"");
+    proc_result r;
+    CU_ASSERT_EQUAL(tk_sbx_run(&w, &r, "exec", "box", "uv", "run", "--script", "sub/agent.py",
+                               "--sdk-version", NULL), 0);
+    UNIT_CHECK(!strcmp(r.out.data, "in sub with --sdk-version\n"), "command said: '%s' %s",
+               r.out.data, r.err.data);
+    proc_result_free(&r);
+    free(script);
+    free(sub);
+    CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);
+}
+
+/* A session that traps SIGTERM and writes a file when it gets one: the
+ * graceful stop lets it write, FAKE_SBX_STOP_KILL=1 does not. */
+static void stop_with(int kill_mode)
+{
+    tk_sbx w;
+    world_with_box(&w, "balanced");
+    if (kill_mode)
+        tk_sbx_setenv(&w, "FAKE_SBX_STOP_KILL=1");
+    char *mark = tk_path(w.workspace, "got-term");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "trap 'echo term > %s; exit 0' TERM; while :; do sleep 0.05; done",
+             mark);
+    proc_result r;
+    CU_ASSERT_EQUAL(tk_sbx_run(&w, &r, "exec", "-d", "box", "sh", "-c", cmd, NULL), 0);
+    proc_result_free(&r);
+    for (int i = 0; i < 100 && count_sessions(&w) < 1; i++)
+        nap_ms(30);
+    nap_ms(200); /* the trap is set */
+    CU_ASSERT_EQUAL(tk_sbx_run(&w, &r, "daemon", "stop", NULL), 0);
+    proc_result_free(&r);
+    char *text = tk_read(mark, NULL);
+    if (kill_mode)
+        UNIT_CHECK(text == NULL, "FAKE_SBX_STOP_KILL=1: the session still saw SIGTERM");
+    else
+        UNIT_CHECK(text && !strcmp(text, "term\n"), "graceful stop: no SIGTERM seen");
+    CU_ASSERT_EQUAL(count_sessions(&w), 0);
+    free(text);
+    free(mark);
+    CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);
+}
+
+static void test_daemon_stop_graceful_or_kill(void)
+{
+    stop_with(0);
+    stop_with(1);
+}
+
+/* FAKE_SBX_CA_FILE: the sandbox trusts the TLS world's CA. */
+static void test_exec_trusts_ca(void)
+{
+    tk_sbx w;
+    world_with_box(&w, "balanced");
+    tk_sbx_setenv(&w, "FAKE_SBX_CA_FILE=/tmp/some-ca.pem");
+    proc_result r;
+    CU_ASSERT_EQUAL(tk_sbx_run(&w, &r, "exec", "box", "env", NULL), 0);
+    CU_ASSERT_TRUE(has_line(r.out.data, "SSL_CERT_FILE=/tmp/some-ca.pem"));
+    CU_ASSERT_TRUE(has_line(r.out.data, "SMOKE_CA_FILE=/tmp/some-ca.pem"));
+    proc_result_free(&r);
+    CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);
+}
+
 static void test_daemon_commands(void)
 {
     tk_sbx w;
@@ -1052,6 +1130,9 @@ const unit_case unit_cases[] = {
     {"freeze", test_freeze},
     {"daemon_stop_ends_sessions", test_daemon_stop_ends_sessions},
     {"daemon_commands", test_daemon_commands},
+    {"fake_uv_agent_command", test_fake_uv_agent_command},
+    {"daemon_stop_graceful_or_kill", test_daemon_stop_graceful_or_kill},
+    {"exec_trusts_ca", test_exec_trusts_ca},
     {"rm_and_reset", test_rm_and_reset},
     {"policy_commands", test_policy_commands},
     {"hang_and_vanish", test_hang_and_vanish},
