@@ -48,13 +48,14 @@ typedef struct scenario {
  * the real SDK agent meets the same numbers. */
 #define SDK_KEEPALIVE_MS 20000     /* websockets pings every 20 s */
 #define SDK_PONG_TIMEOUT_MS 20000  /* and gives up 20 s without a pong */
+#define SDK_CLOSE_TIMEOUT_MS 10000 /* then waits this long for the close handshake */
 #define SDK_OPEN_TIMEOUT_MS 10000  /* one connect may hang this long */
 #define SDK_HOLD_DOWN_MAX_MS 60000 /* the longest reconnect delay an outage here
                                       can bring: the 3rd rapid disconnect's cooldown */
 #define PLATFORM_HEARTBEAT_TIMEOUT_MS 45000 /* the platform drops a silent socket */
 
 /* A stalled link (nothing moves, nothing closes) is noticed by then. */
-#define NOTICE_STALL_MS (SDK_KEEPALIVE_MS + SDK_PONG_TIMEOUT_MS)
+#define NOTICE_STALL_MS (SDK_KEEPALIVE_MS + SDK_PONG_TIMEOUT_MS + SDK_CLOSE_TIMEOUT_MS)
 /* Once the network is back, the agent is connected again by then. */
 #define RECOVER_MS (SDK_HOLD_DOWN_MAX_MS + SDK_OPEN_TIMEOUT_MS)
 /* The outages: Wi-Fi off long enough for the keepalive to notice; an abrupt
