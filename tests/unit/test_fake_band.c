@@ -1045,8 +1045,11 @@ static void test_heartbeat_timeout_drops_silent_agent(void)
         int kept = 1;
         while (now_ms() < until && kept) {
             char ref[16];
-            kept = tk_ws_push(agent, NULL, "phoenix", "heartbeat", "{}", ref) == 0 &&
-                   tk_ws_wait(agent, "phoenix", "phx_reply", ref, 1000) != NULL;
+            cJSON *reply = tk_ws_push(agent, NULL, "phoenix", "heartbeat", "{}", ref) == 0
+                               ? tk_ws_wait(agent, "phoenix", "phx_reply", ref, 1000)
+                               : NULL;
+            kept = reply != NULL;
+            cJSON_Delete(reply);
             struct timespec nap = {0, 150 * 1000000L};
             nanosleep(&nap, NULL);
         }
