@@ -134,7 +134,8 @@ static void echo_serve(int lfd)
     }
 }
 
-static void echo_start(echo *e)
+/* A listening loopback socket on a free port. */
+static int listen_loopback(int *port)
 {
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a;
@@ -145,7 +146,13 @@ static void echo_start(echo *e)
     if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 16) != 0 ||
         getsockname(lfd, (struct sockaddr *)&a, &len) != 0)
         abort();
-    e->port = ntohs(a.sin_port);
+    *port = ntohs(a.sin_port);
+    return lfd;
+}
+
+static void echo_start(echo *e)
+{
+    int lfd = listen_loopback(&e->port);
     e->pid = fork();
     if (e->pid == 0)
         echo_serve(lfd);
@@ -616,16 +623,7 @@ static void keepalive_conn(int fd)
 
 static void keepalive_start(echo *e)
 {
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t alen = sizeof a;
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 16) != 0 ||
-        getsockname(lfd, (struct sockaddr *)&a, &alen) != 0)
-        abort();
-    e->port = ntohs(a.sin_port);
+    int lfd = listen_loopback(&e->port);
     e->pid = fork();
     if (e->pid == 0) {
         for (;;) {

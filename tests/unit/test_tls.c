@@ -59,7 +59,7 @@ static err_code rest_profile(const tk_band *b, char *err)
     return rc;
 }
 
-/* Joins the user's own rooms topic over wss, one attempt. */
+/* Opens a wss socket (one attempt) and asks the server something. */
 static err_code ws_join(const tk_band *b, char *err)
 {
     phx_options o;
@@ -75,7 +75,9 @@ static err_code ws_join(const tk_band *b, char *err)
     if (rc == ERR_OK)
         rc = phx_join(c, "phoenix-tls-probe", 5000, err);
     phx_client_free(c);
-    return rc;
+    /* A refused join (unknown topic) is still an answer over a verified
+     * wss connection: that is all this checks. */
+    return rc == ERR_PROTOCOL ? ERR_OK : rc;
 }
 
 static void test_certificates_made_once(void)
@@ -98,43 +100,34 @@ static void test_certificates_made_once(void)
     free(dir);
 }
 
-static void test_rest_trusts_smoke_ca_file(void)
+/* Without SMOKE_CA_FILE the fake's certificate is refused; with it the
+ * call goes through, verification on. */
+static void check_trust(err_code (*call)(const tk_band *, char *), const char *what)
 {
     tls_band t;
     if (!tls_band_start(&t))
         return tls_band_stop(&t);
     char err[ERR_BUFSZ] = "";
     unsetenv(CONFIG_CA_FILE_VAR);
-    err_code rc = rest_profile(&t.band, err);
+    err_code rc = call(&t.band, err);
     UNIT_CHECK(rc != ERR_OK && strstr(err, "certificate"),
-               "without SMOKE_CA_FILE the fake's certificate is refused: %s %s", err_str(rc),
-               err);
+               "%s without SMOKE_CA_FILE: the fake's certificate must be refused: %s %s", what,
+               err_str(rc), err);
     setenv(CONFIG_CA_FILE_VAR, t.tls.ca, 1);
-    rc = rest_profile(&t.band, err);
-    UNIT_CHECK(rc == ERR_OK, "https with SMOKE_CA_FILE: %s %s", err_str(rc), err);
+    rc = call(&t.band, err);
+    UNIT_CHECK(rc == ERR_OK, "%s with SMOKE_CA_FILE: %s %s", what, err_str(rc), err);
     unsetenv(CONFIG_CA_FILE_VAR);
     tls_band_stop(&t);
 }
 
+static void test_rest_trusts_smoke_ca_file(void)
+{
+    check_trust(rest_profile, "https");
+}
+
 static void test_ws_trusts_smoke_ca_file(void)
 {
-    tls_band t;
-    if (!tls_band_start(&t))
-        return tls_band_stop(&t);
-    char err[ERR_BUFSZ] = "";
-    unsetenv(CONFIG_CA_FILE_VAR);
-    err_code rc = ws_join(&t.band, err);
-    UNIT_CHECK(rc != ERR_OK && strstr(err, "certificate"),
-               "without SMOKE_CA_FILE the fake's certificate is refused: %s %s", err_str(rc),
-               err);
-    setenv(CONFIG_CA_FILE_VAR, t.tls.ca, 1);
-    rc = ws_join(&t.band, err);
-    /* The socket opened over wss: the join itself is answered (refused
-     * for an unknown topic), which only a verified TLS connection allows. */
-    UNIT_CHECK(rc == ERR_OK || rc == ERR_PROTOCOL, "wss with SMOKE_CA_FILE: %s %s", err_str(rc),
-               err);
-    unsetenv(CONFIG_CA_FILE_VAR);
-    tls_band_stop(&t);
+    check_trust(ws_join, "wss");
 }
 
 /* Two fakes, two CAs: one known to the "system store" (SSL_CERT_FILE),
@@ -153,12 +146,10 @@ static void test_extra_ca_adds_to_system_store(void)
         UNIT_CHECK(rc == ERR_OK, "REST to the system-store fake with SMOKE_CA_FILE set: %s %s",
                    err_str(rc), err);
         rc = ws_join(&extra.band, err);
-        UNIT_CHECK(rc == ERR_OK || rc == ERR_PROTOCOL, "wss to the SMOKE_CA_FILE fake: %s %s",
-                   err_str(rc), err);
+        UNIT_CHECK(rc == ERR_OK, "wss to the SMOKE_CA_FILE fake: %s %s", err_str(rc), err);
         rc = ws_join(&sys.band, err);
-        UNIT_CHECK(rc == ERR_OK || rc == ERR_PROTOCOL,
-                   "wss to the system-store fake with SMOKE_CA_FILE set: %s %s", err_str(rc),
-                   err);
+        UNIT_CHECK(rc == ERR_OK, "wss to the system-store fake with SMOKE_CA_FILE set: %s %s",
+                   err_str(rc), err);
         unsetenv(CONFIG_CA_FILE_VAR);
         unsetenv("SSL_CERT_FILE");
     }
