@@ -359,5 +359,6 @@ void tk_band_config(const tk_band *b, int e2e_timeout_s, config *cfg)
     snprintf(cfg->rest_url_var, sizeof cfg->rest_url_var, "BAND_REST_URL");
     snprintf(cfg->ws_url, sizeof cfg->ws_url, "%s", b->ws_url);
     snprintf(cfg->api_key_user, sizeof cfg->api_key_user, "%s", b->user_key);
+    snprintf(cfg->ca_file, sizeof cfg->ca_file, "%s", b->ca_file);
     cfg->e2e_timeout_s = e2e_timeout_s;
 }

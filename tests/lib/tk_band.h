@@ -62,7 +62,9 @@ int tk_band_start2(tk_band *b, const char *user_key, const char *user_key2);
 
 /* Settings that point band-smoke's modules at this fake, as config_load
  * would fill them from the environment: its REST and WebSocket URLs, its
- * user key, and a probe deadline of e2e_timeout_s. *cfg is cleared first. */
+ * user key, its CA (TLS world; the clients themselves read SMOKE_CA_FILE
+ * from the environment), and a probe deadline of e2e_timeout_s. *cfg is
+ * cleared first. */
 void tk_band_config(const tk_band *b, int e2e_timeout_s, config *cfg);
 
 /* SIGTERM, wait up to 5 s, then SIGKILL; removes the temp folder. Returns
