@@ -114,6 +114,10 @@ static int generate(const tk_tls *t)
 
 int tk_tls_make(const char *dir, tk_tls *out)
 {
+    if (strlen(dir) + sizeof "/server.pem" > sizeof out->ca) {
+        fprintf(stderr, "tk_tls: folder path too long: %s\n", dir);
+        return -1;
+    }
     snprintf(out->ca, sizeof out->ca, "%s/ca.pem", dir);
     snprintf(out->cert, sizeof out->cert, "%s/server.pem", dir);
     snprintf(out->key, sizeof out->key, "%s/server.key", dir);

@@ -19,7 +19,7 @@
 #ifndef SMOKE_TK_TLS_H
 #define SMOKE_TK_TLS_H
 
-#define TK_TLS_PATH 1100
+#define TK_TLS_PATH 1024 /* CONFIG_PATH_SZ: fits config.ca_file */
 
 typedef struct tk_tls {
     char ca[TK_TLS_PATH];   /* PEM: the CA certificate clients add to their trust */
@@ -28,7 +28,7 @@ typedef struct tk_tls {
 } tk_tls;
 
 /* Writes (or finds) the three files in dir. 0 on success, -1 with a line on
- * stderr when OpenSSL refuses. */
+ * stderr when OpenSSL refuses or dir is too long for TK_TLS_PATH. */
 int tk_tls_make(const char *dir, tk_tls *out);
 
 #endif
