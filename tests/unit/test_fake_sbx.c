@@ -886,6 +886,13 @@ static void test_fake_uv_agent_command(void)
     UNIT_CHECK(!strcmp(r.out.data, "in sub with --sdk-version\n"), "command said: '%s' %s",
                r.out.data, r.err.data);
     proc_result_free(&r);
+    /* A `uv` in the command is never this fake again (no loop): with no
+     * real uv on the sandbox's PATH it is simply not found. */
+    tk_sbx_setenv(&w, "FAKE_UV_AGENT_CMD=command -v uv || echo no-uv; echo cmd=$FAKE_UV_AGENT_CMD");
+    CU_ASSERT_EQUAL(tk_sbx_run(&w, &r, "exec", "box", "uv", "run", "sub/agent.py", NULL), 0);
+    UNIT_CHECK(strstr(r.out.data, "/fake-sbx-bin/uv") == NULL && strstr(r.out.data, "cmd=\n"),
+               "the fake uv is still reachable from the command: %s", r.out.data);
+    proc_result_free(&r);
     free(script);
     free(sub);
     CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);

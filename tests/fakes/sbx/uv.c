@@ -10,7 +10,9 @@
  *                                 rehearse --agent CMD`), runs that command
  *                                 through /bin/sh -c from FILE's folder, in
  *                                 the same environment, with ARGS appended
- *                                 (`CMD --sdk-version`)
+ *                                 (`CMD --sdk-version`), the fake's own
+ *                                 folder off PATH and FAKE_UV_AGENT_CMD
+ *                                 unset (a `uv` in CMD is a real uv)
  *   uv --version                  a version line
  * -q/--quiet and --no-progress are accepted before the command's own
  * arguments. Anything else: `error: ...` on stderr, exit 2, as uv's usage
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define USAGE_EXIT 2
@@ -74,11 +77,45 @@ static int sync_script(int argc, char **argv, int i)
     return 0;
 }
 
+/* PATH without the folders whose `uv` is this very program, so a `uv` in
+ * the agent command is the developer's real one (or not found), never the
+ * fake again. */
+static void drop_self_from_path(void)
+{
+    struct stat self, other;
+    const char *path = getenv("PATH");
+    if (stat("/proc/self/exe", &self) != 0 || !path)
+        return;
+    char *kept = calloc(strlen(path) + 1, 1), *copy = strdup(path);
+    if (!kept || !copy) {
+        free(kept);
+        free(copy);
+        return;
+    }
+    for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir;
+         dir = strtok_r(NULL, ":", &save)) {
+        char uv[4096];
+        snprintf(uv, sizeof uv, "%s/uv", dir);
+        if (stat(uv, &other) == 0 && other.st_dev == self.st_dev && other.st_ino == self.st_ino)
+            continue;
+        if (*kept)
+            strcat(kept, ":");
+        strcat(kept, dir);
+    }
+    setenv("PATH", kept, 1);
+    free(kept);
+    free(copy);
+}
+
 /* The agent under rehearsal, given as a shell command, started where the
  * script lies (the SDK developer's `uv run --script agent.py`, or a
- * Python with band-sdk installed, finds agent.py there). */
+ * Python with band-sdk installed, finds agent.py there). The command
+ * never reaches this fake again: it leaves PATH, and the command variable
+ * goes, so nothing can loop. */
 static int run_command(const char *cmd, int argc, char **argv, int i)
 {
+    drop_self_from_path();
+    unsetenv("FAKE_UV_AGENT_CMD");
     const char *script = argv[i];
     char folder[4096];
     snprintf(folder, sizeof folder, "%s", script);
@@ -113,9 +150,11 @@ static int run_script(int argc, char **argv, int i)
         return fail("%s", "usage: uv run [--script] FILE [ARGS...]");
     if (access(argv[i], R_OK) != 0)
         return fail("Failed to read script: %s", argv[i]);
-    const char *cmd = getenv("FAKE_UV_AGENT_CMD");
-    if (cmd && *cmd)
-        return run_command(cmd, argc, argv, i);
+    const char *given = getenv("FAKE_UV_AGENT_CMD");
+    if (given && *given) {
+        char *cmd = strdup(given); /* unsetenv may free the environment's copy */
+        return cmd ? run_command(cmd, argc, argv, i) : fail("%s", "out of memory");
+    }
     const char *agent = getenv("FAKE_UV_AGENT");
     if (!agent || !*agent)
         return fail("%s", "FAKE_UV_AGENT is not set: the fake uv runs the stand-in agent");
