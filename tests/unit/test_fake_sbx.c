@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -150,10 +151,19 @@ static int listen_loopback(int *port)
     return lfd;
 }
 
+/* A server child that dies with the test, even one killed by ctest's timeout. */
+static pid_t fork_server(void)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+    return pid;
+}
+
 static void echo_start(echo *e)
 {
     int lfd = listen_loopback(&e->port);
-    e->pid = fork();
+    e->pid = fork_server();
     if (e->pid == 0)
         echo_serve(lfd);
     close(lfd);
@@ -624,7 +634,7 @@ static void keepalive_conn(int fd)
 static void keepalive_start(echo *e)
 {
     int lfd = listen_loopback(&e->port);
-    e->pid = fork();
+    e->pid = fork_server();
     if (e->pid == 0) {
         for (;;) {
             int c = accept(lfd, NULL, NULL);
