@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include <openssl/ssl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -22,6 +23,7 @@
 struct band_http {
     CURL *curl;
     char *base;                  /* trailing slashes dropped */
+    char *ca_file;               /* extra CA PEM added to the system store, or NULL */
     struct curl_slist *headers;  /* holds the key: wiped before it is freed */
     long connect_timeout_ms;
     char curl_err[CURL_ERROR_SIZE];
@@ -276,6 +278,36 @@ static err_code set_route(band_http *h, char *err)
     return ok ? ERR_OK : err_set(err, ERR_CONFIG, "libcurl refused the proxy settings");
 }
 
+/* CURLOPT_CAINFO would replace the system bundle; an extra CA (a staging
+ * host behind a TLS-inspecting proxy, the offline TLS world) must be
+ * trusted besides it. curl hands over the SSL_CTX before the handshake:
+ * the system paths and the extra PEM both go into its store. */
+static CURLcode add_ca(CURL *curl, void *ssl_ctx, void *ud)
+{
+    (void)curl;
+    SSL_CTX *ctx = ssl_ctx;
+    if (SSL_CTX_set_default_verify_paths(ctx) != 1 ||
+        SSL_CTX_load_verify_locations(ctx, ud, NULL) != 1)
+        return CURLE_SSL_CACERT_BADFILE;
+    return CURLE_OK;
+}
+
+static err_code set_extra_ca(band_http *h, const char *ca_file, char *err)
+{
+    if (!ca_file || !*ca_file)
+        return ERR_OK;
+    h->ca_file = strdup(ca_file);
+    if (!h->ca_file)
+        return err_set(err, ERR_NOMEM, "out of memory creating the Band client");
+    CURLcode rc = curl_easy_setopt(h->curl, CURLOPT_SSL_CTX_DATA, h->ca_file);
+    if (rc == CURLE_OK)
+        rc = curl_easy_setopt(h->curl, CURLOPT_SSL_CTX_FUNCTION, add_ca);
+    if (rc != CURLE_OK)
+        return err_set(err, ERR_CONFIG, "an extra CA file (" CONFIG_CA_FILE_VAR ") needs a "
+                                        "libcurl built with OpenSSL");
+    return ERR_OK;
+}
+
 static err_code set_common(band_http *h, const band_http_setup *setup, char *err)
 {
     CURL *c = h->curl;
@@ -287,15 +319,14 @@ static err_code set_common(band_http *h, const band_http_setup *setup, char *err
              curl_easy_setopt(c, CURLOPT_ERRORBUFFER, h->curl_err) == CURLE_OK &&
              curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body) == CURLE_OK &&
              curl_easy_setopt(c, CURLOPT_WRITEDATA, h) == CURLE_OK;
-    if (ok && setup->ca_file)
-        ok = curl_easy_setopt(c, CURLOPT_CAINFO, setup->ca_file) == CURLE_OK;
     if (ok && setup->trace)
         ok = curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, on_trace) == CURLE_OK &&
              curl_easy_setopt(c, CURLOPT_DEBUGDATA, setup->trace) == CURLE_OK &&
              curl_easy_setopt(c, CURLOPT_VERBOSE, 1L) == CURLE_OK;
     if (!ok)
         return err_set(err, ERR_CONFIG, "libcurl refused an option (needs 7.85 or later)");
-    return set_route(h, err);
+    err_code rc = set_extra_ca(h, setup->ca_file ? setup->ca_file : config_ca_file_env(), err);
+    return rc == ERR_OK ? set_route(h, err) : rc;
 }
 
 err_code band_http_new(const char *base_url, const band_http_setup *setup,
@@ -343,6 +374,7 @@ void band_http_free(band_http *h)
     wipe_body(h);
     free(h->body);
     free(h->base);
+    free(h->ca_file);
     free(h);
 }
 

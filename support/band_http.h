@@ -61,7 +61,9 @@ typedef struct band_http band_http;
 /* How to reach the server; everything is copied by band_http_new. */
 typedef struct band_http_setup {
     const char *api_key;     /* required; sent as X-API-Key. Secret: never printed */
-    const char *ca_file;     /* PEM bundle to trust instead of the system store; NULL = system */
+    const char *ca_file;     /* PEM CA(s) trusted besides the system store; NULL =
+                                SMOKE_CA_FILE when set (config_ca_file_env), else
+                                the system store alone. Verification stays on. */
     FILE *trace;             /* curl's verbose trace, redacted (see above); NULL = none.
                                 Not owned: it must outlive the handle */
     long connect_timeout_ms; /* bound on making one connection (TCP, proxy tunnel,

@@ -98,8 +98,9 @@ typedef struct band_options {
      * bodies and TLS records dropped; band_http.h). NULL = no trace.
      * Not owned; must outlive the client. */
     FILE *debug;
-    /* A PEM CA bundle to trust instead of the system store, e.g. for a
-     * staging host behind a private CA. NULL = system store. Copied. */
+    /* A PEM CA bundle trusted besides the system store, e.g. for a
+     * staging host behind a private CA. NULL = SMOKE_CA_FILE when set,
+     * else the system store alone. Copied. */
     const char *ca_file;
 } band_options;
 

@@ -342,6 +342,31 @@ err_code config_check_api_key(const char *name, const char *value, char *err)
     return ERR_OK;
 }
 
+const char *config_ca_file_env(void)
+{
+    const char *v = getenv(CONFIG_CA_FILE_VAR);
+    return v && *v ? v : NULL;
+}
+
+/* An unreadable extra CA would fail every TLS call later with a vaguer
+ * message; say it now. The path is no secret, but names stay the rule. */
+static err_code take_ca_file(config *cfg, char *err)
+{
+    const char *v = config_ca_file_env();
+    if (!v)
+        return ERR_OK;
+    if (strlen(v) >= sizeof cfg->ca_file)
+        return err_set(err, ERR_CONFIG, CONFIG_CA_FILE_VAR " is longer than %zu bytes",
+                       sizeof cfg->ca_file - 1);
+    FILE *fp = fopen(v, "r");
+    if (!fp)
+        return err_set(err, ERR_CONFIG, CONFIG_CA_FILE_VAR " names a file that cannot be read: %s",
+                       strerror(errno));
+    fclose(fp);
+    strcpy(cfg->ca_file, v);
+    return ERR_OK;
+}
+
 static err_code choose_env_file(config *cfg, char *err)
 {
     const char *named = getenv("SMOKE_ENV_FILE");
@@ -376,6 +401,8 @@ err_code config_load(config *cfg, const char *project_root, char *err)
     if (rc == ERR_OK)
         rc = config_check_api_key(key_names[KEY_API_KEY_USER], cfg->api_key_user, err);
     dotenv_free(&file);
+    if (rc == ERR_OK)
+        rc = take_ca_file(cfg, err);
     return rc;
 }
 

@@ -20,6 +20,13 @@
  *   SMOKE_STATE_DIR (default <project root>/.sandbox-smoke)
  *   SMOKE_SDK_SPEC (default "band-sdk")
  *   SMOKE_RECONNECT_WINDOW_S (default 300), SMOKE_SBX_TIMEOUT_S (default 60)
+ *   SMOKE_CA_FILE (environment only, like the proxy variables): a PEM file
+ *                  of CA certificates trusted for Band's https and wss
+ *                  BESIDES the system store, for an operator behind a
+ *                  TLS-inspecting proxy (and for the offline TLS world).
+ *                  Verification is never switched off. The REST and
+ *                  WebSocket clients read it when their caller names no
+ *                  CA (config_ca_file_env); config_load checks it reads.
  *
  * config_load registers BAND_API_KEY_USER with redact the moment it is read
  * (a key under 8 bytes cannot be registered; it is kept, and preflight
@@ -56,6 +63,7 @@ typedef struct config {
     char state_dir[CONFIG_PATH_SZ];
     char sdk_spec[128];
     char env_file[CONFIG_PATH_SZ];     /* the dotenv file consulted */
+    char ca_file[CONFIG_PATH_SZ];      /* SMOKE_CA_FILE, "" when unset */
     int env_file_found;
 } config;
 
@@ -69,6 +77,11 @@ err_code config_load(config *cfg, const char *project_root, char *err);
  * applies it to BAND_API_KEY_USER; a minted agent key deserves the same
  * before it is written or sent. ERR_CONFIG naming `name`, never the value. */
 err_code config_check_api_key(const char *name, const char *value, char *err);
+
+#define CONFIG_CA_FILE_VAR "SMOKE_CA_FILE"
+
+/* SMOKE_CA_FILE from the environment, NULL when unset or empty. */
+const char *config_ca_file_env(void);
 
 /* The production guard of design section 6: both URLs set, neither the
  * SDK's production default, no app.band.ai host at all; compared after

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "config.h"
 #include "phx_frame.h"
 #include "phx_url.h"
 #include "redact.h"
@@ -523,10 +524,14 @@ static void give_up(phx_client *c, int code, const char *fmt, ...)
 }
 
 /* Schedules the next attempt; returns the delay chosen. */
-static double schedule_retry(phx_client *c, int code)
+static double schedule_retry(phx_client *c, int code, int64_t uptime_ms)
 {
     int64_t delay = phx_backoff_delay_ms(&c->opts.backoff, c->attempt, code, rand01(c),
                                          rand01(c));
+    if (c->opts.retry_delay)
+        delay = c->opts.retry_delay(c->opts.retry_ud, c->stats.generation, code, uptime_ms, delay);
+    if (delay < 0)
+        delay = 0;
     c->attempt++;
     c->state = PHX_WAITING;
     lws_sul_schedule(c->ctx, 0, &c->connect_timer, connect_due,
@@ -588,7 +593,7 @@ static void attempt_failed(phx_client *c, struct lws *wsi, const char *why)
         give_up(c, 0, "Gave up after %u failed connection attempts: %s", c->failures,
                 c->last_error);
     } else {
-        double s = schedule_retry(c, 0);
+        double s = schedule_retry(c, 0, 0);
         logmsg(c, "WARNING", "WebSocket connection failed; retrying in %.2fs: %s", s,
                c->last_error);
     }
@@ -687,7 +692,7 @@ static void connection_lost(phx_client *c)
     }
     /* lws 4.1.6 hands a received 1012, 1013 or 1014 over as 1002: read it
      * as the restart it most likely is, so the 1012 floor still applies */
-    double s = schedule_retry(c, code == 1002 ? 1012 : code);
+    double s = schedule_retry(c, code == 1002 ? 1012 : code, uptime);
     logmsg(c, "INFO", "Reconnecting in %.2fs", s);
 }
 
@@ -808,7 +813,7 @@ static err_code copy_options(phx_client *c, const phx_options *o, char *err)
     if ((rc = copy_str(o->ws_url, &c->ws_url, err)) ||
         (rc = copy_str(o->api_key, &c->api_key, err)) ||
         (rc = copy_str(o->agent_id, &c->agent_id, err)) ||
-        (rc = copy_str(o->ca_file, &c->ca_file, err)))
+        (rc = copy_str(o->ca_file ? o->ca_file : config_ca_file_env(), &c->ca_file, err)))
         return rc;
     c->opts.ws_url = c->ws_url;
     c->opts.api_key = c->api_key;

@@ -157,7 +157,17 @@ typedef struct phx_options {
                                this many failed connection attempts in a
                                row (the SDK's initial connect: 11) */
     phx_backoff backoff;    /* default phx_backoff_default() */
-    const char *ca_file;    /* optional PEM, added to the system CAs */
+    /* Optional: the delay (ms) before the next attempt, in place of
+     * backoff's `suggested_ms`, for a caller that models a fuller policy
+     * (the SDK's rapid-disconnect minimums and hold-down; the C stand-in
+     * agent). uptime_ms: how long the lost connection lived, 0 for a
+     * failed attempt; generation: connections opened so far (0 = still
+     * the initial connect); code: the close code (0 = none). Gets retry_ud. */
+    int64_t (*retry_delay)(void *retry_ud, unsigned generation, int code, int64_t uptime_ms,
+                           int64_t suggested_ms);
+    void *retry_ud;
+    const char *ca_file;    /* optional PEM, added to the system CAs; NULL =
+                               SMOKE_CA_FILE when set (config_ca_file_env) */
     const netenv_proxy *proxy; /* NULL (default) = netenv_proxy_for(ws_url);
                                   else this decision (use = 0: direct) */
     FILE *log;              /* optional; see Logging above */

@@ -92,8 +92,10 @@ static int parse_listening_line(tk_band *b, const char *line)
     if (sscanf(line, "fake-band listening 127.0.0.1:%d control 127.0.0.1:%d", &b->port,
                &b->control_port) != 2)
         return -1;
-    snprintf(b->rest_url, sizeof b->rest_url, "http://127.0.0.1:%d", b->port);
-    snprintf(b->ws_url, sizeof b->ws_url, "ws://127.0.0.1:%d/api/v1/socket/websocket", b->port);
+    const char *s = b->ca_file[0] ? "s" : "";
+    snprintf(b->rest_url, sizeof b->rest_url, "http%s://127.0.0.1:%d", s, b->port);
+    snprintf(b->ws_url, sizeof b->ws_url, "ws%s://127.0.0.1:%d/api/v1/socket/websocket", s,
+             b->port);
     snprintf(b->control_url, sizeof b->control_url, "http://127.0.0.1:%d", b->control_port);
     return 0;
 }
@@ -128,9 +130,12 @@ static void pick_key(char out[TK_BAND_KEY_SZ], const char *given)
         random_key(out);
 }
 
-static int start(tk_band *b, const char *user_key, int second_user, const char *user_key2)
+static int start(tk_band *b, const tk_band_opts *o, int second_user, const char *user_key2)
 {
+    const char *user_key = o->user_key;
     memset(b, 0, sizeof *b);
+    if (o->tls)
+        snprintf(b->ca_file, sizeof b->ca_file, "%s", o->tls->ca);
     char *dir = tk_tmpdir("band");
     snprintf(b->dir, sizeof b->dir, "%s", dir);
     free(dir);
@@ -143,12 +148,21 @@ static int start(tk_band *b, const char *user_key, int second_user, const char *
     write_key_file(b->dir, "user.key", b->user_key, file1, sizeof file1);
     snprintf(keys, sizeof keys, "%s/minted.keys", b->dir);
     char *bin = tk_bin("fake-band");
-    char *argv[] = {bin, "--log", b->log_path, "--keys-out", keys, "--user-key-file", file1,
-                    NULL, NULL, NULL};
+    char hb[24];
+    snprintf(hb, sizeof hb, "%ld", o->heartbeat_timeout_ms);
+    char *argv[16] = {bin, "--log", b->log_path, "--keys-out", keys, "--user-key-file", file1,
+                      "--heartbeat-timeout-ms", hb};
+    int n = 9;
     if (second_user) {
         write_key_file(b->dir, "user2.key", b->user_key2, file2, sizeof file2);
-        argv[7] = "--user-key-file";
-        argv[8] = file2;
+        argv[n++] = "--user-key-file";
+        argv[n++] = file2;
+    }
+    if (o->tls) {
+        argv[n++] = "--tls-cert";
+        argv[n++] = (char *)o->tls->cert;
+        argv[n++] = "--tls-key";
+        argv[n++] = (char *)o->tls->key;
     }
     int rc = spawn(b, argv);
     free(bin);
@@ -162,12 +176,19 @@ static int start(tk_band *b, const char *user_key, int second_user, const char *
 
 int tk_band_start(tk_band *b, const char *user_key)
 {
-    return start(b, user_key, 0, NULL);
+    tk_band_opts o = {.user_key = user_key};
+    return start(b, &o, 0, NULL);
+}
+
+int tk_band_start_opts(tk_band *b, const tk_band_opts *o)
+{
+    return start(b, o, 0, NULL);
 }
 
 int tk_band_start2(tk_band *b, const char *user_key, const char *user_key2)
 {
-    return start(b, user_key, 1, user_key2);
+    tk_band_opts o = {.user_key = user_key};
+    return start(b, &o, 1, user_key2);
 }
 
 /* waitpid with a deadline; the exit status, or -1 when it is still running. */
@@ -238,8 +259,9 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
     return len;
 }
 
-char *tk_band_http(const char *base_url, const char *method, const char *path_with_query,
-                   const char *key, const char *json, long *status, long *retry_after)
+static char *http_call(const char *base_url, const char *ca_file, const char *method,
+                       const char *path_with_query, const char *key, const char *json,
+                       long *status, long *retry_after)
 {
     char url[2048], auth[TK_BAND_KEY_SZ + 16];
     long retry = -1;
@@ -265,6 +287,8 @@ char *tk_band_http(const char *base_url, const char *method, const char *path_wi
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &retry);
     if (json)
         curl_easy_setopt(h, CURLOPT_POSTFIELDS, json);
+    if (ca_file && *ca_file) /* only our fake is asked: its CA alone will do */
+        curl_easy_setopt(h, CURLOPT_CAINFO, ca_file);
     CURLcode rc = curl_easy_perform(h);
     *status = 0;
     if (rc == CURLE_OK)
@@ -280,10 +304,16 @@ char *tk_band_http(const char *base_url, const char *method, const char *path_wi
     return body.buf ? body.buf : calloc(1, 1);
 }
 
+char *tk_band_http(const char *base_url, const char *method, const char *path_with_query,
+                   const char *key, const char *json, long *status, long *retry_after)
+{
+    return http_call(base_url, NULL, method, path_with_query, key, json, status, retry_after);
+}
+
 char *tk_band_request(tk_band *b, const char *method, const char *path_with_query, const char *key,
                       const char *json, long *status)
 {
-    return tk_band_http(b->rest_url, method, path_with_query, key, json, status, NULL);
+    return http_call(b->rest_url, b->ca_file, method, path_with_query, key, json, status, NULL);
 }
 
 char *tk_band_get(tk_band *b, const char *path_with_query, const char *key, long *status)
@@ -329,5 +359,6 @@ void tk_band_config(const tk_band *b, int e2e_timeout_s, config *cfg)
     snprintf(cfg->rest_url_var, sizeof cfg->rest_url_var, "BAND_REST_URL");
     snprintf(cfg->ws_url, sizeof cfg->ws_url, "%s", b->ws_url);
     snprintf(cfg->api_key_user, sizeof cfg->api_key_user, "%s", b->user_key);
+    snprintf(cfg->ca_file, sizeof cfg->ca_file, "%s", b->ca_file);
     cfg->e2e_timeout_s = e2e_timeout_s;
 }

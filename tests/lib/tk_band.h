@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "tk_tls.h"
 
 #define TK_BAND_KEY_SZ 80
 
@@ -32,8 +33,9 @@ typedef struct tk_band {
     pid_t pid;
     int port;                       /* REST and WebSocket */
     int control_port;               /* /_fake/... only */
-    char rest_url[128];             /* http://127.0.0.1:PORT */
-    char ws_url[160];               /* ws://127.0.0.1:PORT/api/v1/socket/websocket */
+    char rest_url[128];             /* http://127.0.0.1:PORT (https:// with TLS) */
+    char ws_url[160];               /* ws://127.0.0.1:PORT/api/v1/socket/websocket (wss://) */
+    char ca_file[TK_TLS_PATH];      /* with TLS: the CA to trust; "" without */
     char control_url[128];          /* http://127.0.0.1:CONTROL_PORT */
     char user_key[TK_BAND_KEY_SZ];  /* first user: handle smoke-user */
     char user_key2[TK_BAND_KEY_SZ]; /* second user (smoke-user-2), "" unless asked for */
@@ -45,12 +47,24 @@ typedef struct tk_band {
  * it is listening; -1 (with a line on stderr) when it could not start. */
 int tk_band_start(tk_band *b, const char *user_key);
 
+/* Everything tk_band_start can be told. */
+typedef struct tk_band_opts {
+    const char *user_key;       /* NULL = random */
+    const tk_tls *tls;          /* NULL = plain http/ws; else https/wss with these files */
+    long heartbeat_timeout_ms;  /* fake-band --heartbeat-timeout-ms; 0 = never */
+} tk_band_opts;
+
+/* tk_band_start with options. The helpers below trust o->tls->ca. */
+int tk_band_start_opts(tk_band *b, const tk_band_opts *o);
+
 /* The same with a second user (keys NULL = random). */
 int tk_band_start2(tk_band *b, const char *user_key, const char *user_key2);
 
 /* Settings that point band-smoke's modules at this fake, as config_load
  * would fill them from the environment: its REST and WebSocket URLs, its
- * user key, and a probe deadline of e2e_timeout_s. *cfg is cleared first. */
+ * user key, its CA (TLS world; the clients themselves read SMOKE_CA_FILE
+ * from the environment), and a probe deadline of e2e_timeout_s. *cfg is
+ * cleared first. */
 void tk_band_config(const tk_band *b, int e2e_timeout_s, config *cfg);
 
 /* SIGTERM, wait up to 5 s, then SIGKILL; removes the temp folder. Returns

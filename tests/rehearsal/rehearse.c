@@ -1,7 +1,14 @@
 /* band-smoke-rehearsal: the whole smoke offline, with the interruptions
  * injected. `band-smoke rehearse` hands over to this program.
  *
- *   band-smoke-rehearsal [--scenario NAME] [--clean] [--list]
+ *   band-smoke-rehearsal [--scenario NAME] [--agent COMMAND] [--clean] [--list]
+ *
+ * --agent COMMAND runs COMMAND (through /bin/sh -c, inside the fake
+ * sandbox, from the folder holding the agent.py band-smoke copied there,
+ * in the environment the stand-in gets) as the sandboxed agent instead of
+ * the C stand-in: an SDK developer's own build, e.g.
+ * `uv run --script agent.py`. The children then run at time scale 1 (the
+ * real SDK knows no other), the stand-in at REHEARSAL_STANDIN_SCALE.
  *
  * The default scenario, `main`, runs phases 01 to 13 through the same
  * `band-smoke phase` code the operator uses, against the fake Band server
@@ -31,6 +38,7 @@
 #include "tk.h"
 #include "tk_run.h"
 #include "via_ctest.h"
+#include "tscale.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -284,6 +292,26 @@ static void prove_no_secret_leaked(rehearsal *r)
     check(r, r->canary.hits == 0, "a secret leaked: %s", r->canary.first_hit);
 }
 
+int64_t rehearsal_ms(const rehearsal *r, int64_t real_ms)
+{
+    return tscale_apply(real_ms, r->scale);
+}
+
+/* SMOKE_TIME_SCALE of this process wins; else the stand-in's scale, or
+ * real time for a real agent. */
+static int choose_scale(rehearsal *r, char *text, size_t cap)
+{
+    const char *given = getenv(TSCALE_ENV);
+    const char *pick = given && *given ? given : r->agent_cmd ? "1" : REHEARSAL_STANDIN_SCALE;
+    char err[ERR_BUFSZ];
+    if (tscale_parse(pick, &r->scale, err) != ERR_OK) {
+        fprintf(stderr, "band-smoke-rehearsal: %s\n", err);
+        return -1;
+    }
+    snprintf(text, cap, "%s", pick);
+    return 0;
+}
+
 static const scenario *find_scenario(const char *name)
 {
     for (const scenario *s = scenarios; s->name; s++)
@@ -294,7 +322,8 @@ static const scenario *find_scenario(const char *name)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: band-smoke-rehearsal [--scenario NAME] [--via ctest] [--clean] "
+    fprintf(stderr, "usage: band-smoke-rehearsal [--scenario NAME] [--via ctest] "
+                    "[--agent COMMAND] [--clean] "
                     "[--list]\n");
     return 2;
 }
@@ -304,11 +333,14 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *name = "main";
     int clean = 0, via_ctest = 0;
+    static rehearsal r;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scenario") && i + 1 < argc)
             name = argv[++i];
         else if (!strcmp(argv[i], "--via") && i + 1 < argc && !strcmp(argv[i + 1], "ctest"))
             via_ctest = ++i;
+        else if (!strcmp(argv[i], "--agent") && i + 1 < argc && argv[i + 1][0])
+            r.agent_cmd = argv[++i];
         else if (!strcmp(argv[i], "--clean"))
             clean = 1;
         else if (!strcmp(argv[i], "--list")) {
@@ -327,18 +359,33 @@ int main(int argc, char **argv)
      * world_close stops the fakes it started. */
     signal(SIGPIPE, SIG_IGN);
 
-    static rehearsal r;
     r.started_ms = clock_mono_ms();
+    char scale[32], window[64];
+    if (choose_scale(&r, scale, sizeof scale) != 0)
+        return 2;
+    /* The Wi-Fi gate's window: the whole outage, then the SDK's recovery. */
+    snprintf(window, sizeof window, "SMOKE_RECONNECT_WINDOW_S=%lld",
+             (long long)((rehearsal_ms(&r, WIFI_STALL_MS + RECOVER_MS) + SLACK_MS + 999) / 1000));
     world_opts opts = {.e2e_timeout_s = sc->e2e_timeout_s ? sc->e2e_timeout_s
                                                           : REHEARSAL_E2E_TIMEOUT_S};
-    opts.extra_env[0] = REHEARSAL_RECONNECT_WINDOW;
+    /* The launch waits E2E_TIMEOUT for the readiness line, and a Python
+     * SDK's cold imports take seconds on a loaded machine. */
+    if (r.agent_cmd && opts.e2e_timeout_s < REHEARSAL_AGENT_E2E_TIMEOUT_S)
+        opts.e2e_timeout_s = REHEARSAL_AGENT_E2E_TIMEOUT_S;
+    opts.extra_env[0] = window;
     opts.extra_env[1] = sc->env;
+    opts.plain_http = sc->plain_http;
+    opts.time_scale = scale;
+    opts.agent_cmd = r.agent_cmd;
+    opts.heartbeat_timeout_ms = rehearsal_ms(&r, PLATFORM_HEARTBEAT_TIMEOUT_MS);
     if (sc->production) {
         opts.rest_url = "https://app.band.ai";
         opts.ws_url = "wss://app.band.ai/api/v1/socket/websocket";
     }
     r.via_ctest = via_ctest != 0;
     say(&r, "rehearsal %s%s: %s", sc->name, r.via_ctest ? " (via ctest)" : "", sc->what);
+    say(&r, "agent: %s; time scale %s (%s)", r.agent_cmd ? r.agent_cmd : "the C stand-in", scale,
+        window);
     if (world_open(&r.w, &opts) != 0) {
         world_close(&r.w);
         return 1;

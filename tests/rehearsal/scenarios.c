@@ -18,11 +18,16 @@
 #include "tk_band.h"
 #include "via_ctest.h"
 
-/* The Wi-Fi cycle: long enough for every tunnel to drop and the agent to
- * back off at least once; short enough for a 60 s rehearsal. */
-#define WIFI_CUT_S "3"
-#define SLEEP_S 3
-#define WATCHED_WIFI_WINDOW "SMOKE_RECONNECT_WINDOW_S=60"
+/* Every duration below comes from rehearse.h's SDK and platform numbers,
+ * scaled by rehearsal_ms; SLACK_MS covers process start-up only. */
+
+/* An sbx fault lasting real_ms at the rehearsal's scale. */
+static void inject_for(rehearsal *r, const char *why, const char *kind, int64_t real_ms)
+{
+    char secs[32];
+    snprintf(secs, sizeof secs, "%.3f", (double)rehearsal_ms(r, real_ms) / 1000.0);
+    inject_sbx(r, why, kind, secs);
+}
 
 static int run_phases(rehearsal *r, const char *const *phases)
 {
@@ -43,13 +48,17 @@ static void abandon(rehearsal *r)
 
 /* The operator follows the cycle with `band-smoke watch`: it must say when
  * the socket dropped and when to turn Wi-Fi back on, then the reconnect
- * and the resume command, and end by itself. */
+ * and the resume command, and end by itself (its deadline: the whole
+ * outage, then the SDK's recovery). */
 static void watch_wifi(rehearsal *r)
 {
-    char *argv[] = {r->w.band_smoke, "watch", "--timeout", "40", NULL};
+    char secs[24];
+    snprintf(secs, sizeof secs, "%lld",
+             (long long)((rehearsal_ms(r, WIFI_STALL_MS + RECOVER_MS) + SLACK_MS) / 1000 + 1));
+    char *argv[] = {r->w.band_smoke, "watch", "--timeout", secs, NULL};
     run_out out;
-    say(r, "$ band-smoke watch --timeout 40");
-    int status = run_child(&r->w, argv, 60000, "          | ", &out);
+    say(r, "$ band-smoke watch --timeout %s", secs);
+    int status = run_child(&r->w, argv, (int)(atoi(secs) + 20) * 1000, "          | ", &out);
     check(r, status == 0, "band-smoke watch: exit %d, expected 0", status);
     static const char *const want[] = {"WebSocket disconnected at ", "after the checkpoint",
                                        "WebSocket reconnected at ", ", outage ",
@@ -60,24 +69,49 @@ static void watch_wifi(rehearsal *r)
     run_out_free(&out);
 }
 
+/* Wi-Fi off as it usually is: connections stay open and nothing moves,
+ * so the agent notices only by its keepalive; then Wi-Fi comes back. The
+ * operator watches it with band-smoke watch. */
 static void wifi_cycle(rehearsal *r)
 {
-    int64_t cut_at = clock_wall_ms(NULL);
-    inject_sbx(r, "Wi-Fi cycle (the operator turns Wi-Fi off, then on)", "net-cut", WIFI_CUT_S);
+    int64_t off_at = clock_wall_ms(NULL);
+    inject_for(r, "Wi-Fi cycle (Wi-Fi off: every tunnel stalls, nothing is closed)", "stall",
+               WIFI_STALL_MS);
     watch_wifi(r);
-    wait_log(r, "the WebSocket disconnect", "WebSocket disconnected", cut_at - 1000, 20000);
-    wait_log(r, "the WebSocket reconnect", "WebSocket reconnected", cut_at, 40000);
+    wait_log(r, "the WebSocket disconnect (keepalive)", "WebSocket disconnected", off_at - 1000,
+             (int)(rehearsal_ms(r, NOTICE_STALL_MS) + SLACK_MS));
+    int64_t left = off_at + rehearsal_ms(r, WIFI_STALL_MS) - clock_wall_ms(NULL);
+    if (left > 0)
+        sleep_ms((int)left);
+    say(r, "Wi-Fi is back");
+    wait_log(r, "the WebSocket reconnect", "WebSocket reconnected", off_at,
+             (int)(rehearsal_ms(r, RECOVER_MS) + SLACK_MS));
+}
+
+/* The abrupt variant: every connection drops at once, new ones are
+ * refused at accept for the cut's length. */
+static void abrupt_cut(rehearsal *r)
+{
+    int64_t cut_at = clock_wall_ms(NULL);
+    inject_for(r, "abrupt cut (every connection dropped, new ones refused)", "net-cut",
+               ABRUPT_CUT_MS);
+    wait_log(r, "the WebSocket disconnect", "WebSocket disconnected", cut_at - 1000, SLACK_MS);
+    wait_log(r, "the WebSocket reconnect", "WebSocket reconnected", cut_at,
+             (int)(rehearsal_ms(r, ABRUPT_CUT_MS + RECOVER_MS) + SLACK_MS));
+}
+
+static void host_sleep_for(rehearsal *r, int64_t real_ms)
+{
+    inject_for(r, "host sleep (the sandbox's processes freeze and its tunnels stall)", "freeze",
+               real_ms);
+    sleep_ms((int)rehearsal_ms(r, real_ms) + 500);
+    say(r, "the host is awake again; the operator confirms the sleep");
+    step_smoke(r, 0, "confirm", "sleep-wake", NULL);
 }
 
 static void host_sleep(rehearsal *r)
 {
-    char secs[8];
-    snprintf(secs, sizeof secs, "%d", SLEEP_S);
-    inject_sbx(r, "host sleep (the sandbox's processes freeze and its tunnels stall)", "freeze",
-               secs);
-    sleep_ms(SLEEP_S * 1000 + 500);
-    say(r, "the host is awake again; the operator confirms the sleep");
-    step_smoke(r, 0, "confirm", "sleep-wake", NULL);
+    host_sleep_for(r, SHORT_SLEEP_MS);
 }
 
 static void report_numbers(rehearsal *r, const state_t *st)
@@ -202,14 +236,19 @@ static void scenario_no_reconnect(rehearsal *r)
 {
     if (!run_phases(r, up_to_wifi))
         return abandon(r);
+    inject_band(r, "the platform will refuse the agent's reconnects",
+                "{\"action\":\"reject_agent_ws\",\"on\":true}");
     int64_t cut_at = clock_wall_ms(NULL);
-    inject_sbx(r, "Wi-Fi cycle, and the agent will not come back", "net-cut", WIFI_CUT_S);
-    wait_log(r, "the WebSocket disconnect", "WebSocket disconnected", cut_at - 1000, 20000);
+    inject_for(r, "Wi-Fi cycle, and the agent will not come back", "net-cut", ABRUPT_CUT_MS);
+    wait_log(r, "the WebSocket disconnect", "WebSocket disconnected", cut_at - 1000, SLACK_MS);
     step_phase(r, "after-wifi-reconnect", 77); /* inside the window: wait, do not judge */
-    say(r, "waiting out the reconnect window (SMOKE_RECONNECT_WINDOW_S=5)");
-    sleep_ms(6000);
+    /* the window SMOKE_RECONNECT_WINDOW_S was set from (rehearse.c) */
+    int64_t window = rehearsal_ms(r, WIFI_STALL_MS + RECOVER_MS) + SLACK_MS;
+    say(r, "waiting out the reconnect window (%.1f s)", (double)window / 1000.0);
+    sleep_ms((int)(window + 2000 - (clock_wall_ms(NULL) - cut_at)));
     step_phase(r, "after-wifi-reconnect", 1);
     check_latest(r, "after-wifi-reconnect", 0, "did not recover from the Wi-Fi cycle", 1);
+    inject_band(r, "the platform takes agents again", "{\"action\":\"reject_agent_ws\",\"on\":false}");
     finish_run(r, 0, 0);
     check_reports(r, "FAIL");
 }
@@ -220,8 +259,9 @@ static void scenario_short_cut(rehearsal *r)
 {
     if (!run_phases(r, up_to_wifi))
         return abandon(r);
-    inject_sbx(r, "a one-second network blip (tunnels stall, nothing drops)", "stall", "1");
-    sleep_ms(1500);
+    inject_for(r, "a network blip shorter than any keepalive (tunnels stall, nothing drops)",
+               "stall", BLIP_MS);
+    sleep_ms((int)rehearsal_ms(r, BLIP_MS) + 500);
     step_phase(r, "after-wifi-reconnect", 77);
     check_evidence_says(r, "no WebSocket disconnect since the Wi-Fi checkpoint");
     wifi_cycle(r);
@@ -276,6 +316,49 @@ static void scenario_provision_500(rehearsal *r)
     finish_run(r, 0, 0);
 }
 
+/* The Wi-Fi cycle as an abrupt cut instead of a stall; the rest as main. */
+static void scenario_abrupt_cut(rehearsal *r)
+{
+    if (!run_phases(r, up_to_wifi))
+        return abandon(r);
+    abrupt_cut(r);
+    if (step_phase(r, "after-wifi-reconnect", 0))
+        return abandon(r);
+    check_latest(r, "after-wifi-reconnect", 1, NULL, 1);
+    step_smoke(r, 0, "record-phase", "failed", NULL); /* the rest is main's */
+    finish_run(r, 0, 0);
+}
+
+/* A host sleep longer than the platform's heartbeat timeout: the platform
+ * drops the frozen agent, which sees it on waking and reconnects; the
+ * after-sleep probe passes on the new connection, and agent.log (in the
+ * evidence folder) shows the drop and the reconnect after the wake. */
+static void scenario_long_sleep(rehearsal *r)
+{
+    static const char *const up_to_sleep[] = {"start", "preflight", "sandbox", "launch",
+                                              "initial", "wifi-checkpoint", NULL};
+    if (!run_phases(r, up_to_sleep))
+        return abandon(r);
+    wifi_cycle(r);
+    if (step_phase(r, "after-wifi-reconnect", 0) || step_phase(r, "sleep-checkpoint", 0))
+        return abandon(r);
+    long drops = tk_band_stat(&r->w.band, "heartbeat_drops");
+    int64_t asleep_at = clock_wall_ms(NULL);
+    host_sleep_for(r, LONG_SLEEP_MS);
+    int64_t awake_at = clock_wall_ms(NULL);
+    check(r, tk_band_stat(&r->w.band, "heartbeat_drops") > drops,
+          "the platform did not drop the frozen agent (heartbeat timeout)");
+    wait_log(r, "the disconnect seen after the wake", "WebSocket disconnected", asleep_at,
+             SLACK_MS);
+    wait_log(r, "the reconnect after the wake", "WebSocket reconnected", awake_at - 1000,
+             (int)(rehearsal_ms(r, RECOVER_MS) + SLACK_MS));
+    if (step_phase(r, "after-sleep-wake", 0))
+        return abandon(r);
+    check_latest(r, "after-sleep-wake", 1, NULL, 1);
+    step_smoke(r, 0, "record-phase", "failed", NULL); /* the daemon restart is main's */
+    finish_run(r, 0, 0);
+}
+
 /* The observer's WebSocket drops in the middle of a probe: that attempt
  * fails, a retry passes, and the report shows both. */
 static void scenario_ws_drop_probe(rehearsal *r)
@@ -291,7 +374,8 @@ static void scenario_ws_drop_probe(rehearsal *r)
     int status = run_reap(pid, 120000);
     check(r, status == 1, "the probe with a dropped socket exited %d, expected 1", status);
     inject_band(r, "answers at full speed again", "{\"action\":\"delay\",\"ms\":0}");
-    wait_log(r, "the agent's reconnect", "WebSocket reconnected", 0, 30000);
+    wait_log(r, "the agent's reconnect", "WebSocket reconnected", 0,
+             (int)(rehearsal_ms(r, RECOVER_MS) + SLACK_MS));
     step_phase(r, "initial", 0);
     check_latest(r, "initial", 1, NULL, 2);
     step_smoke(r, 0, "record-phase", "failed", NULL);
@@ -669,17 +753,26 @@ static void scenario_fail_through_ctest(rehearsal *r)
 const scenario scenarios[] = {
     /* band-smoke watch follows the whole outage, so a loaded machine's slow
      * reconnect must not outlast the 5 s window meant for no-reconnect. */
-    {.name = "main", .run = scenario_main, .e2e_timeout_s = 20, .env = WATCHED_WIFI_WINDOW,
+    {.name = "main", .run = scenario_main, .e2e_timeout_s = 20,
      .what = "the whole smoke, phases 01-13, with the three interruptions injected"},
-    {.name = "no-reconnect", .run = scenario_no_reconnect, .env = "FAKE_AGENT_NO_RECONNECT=1",
+    {.name = "plain-http", .run = scenario_main, .e2e_timeout_s = 20, .plain_http = 1,
+     .what = "the main rehearsal with the fake Band on plain http/ws instead of https/wss"},
+    {.name = "no-reconnect", .run = scenario_no_reconnect,
      .what = "the agent never reconnects after the Wi-Fi cut: Wi-Fi step FAIL"},
-    {.name = "short-cut", .run = scenario_short_cut, .env = WATCHED_WIFI_WINDOW,
+    {.name = "abrupt-cut", .run = scenario_abrupt_cut, .e2e_timeout_s = 20,
+     .what = "the Wi-Fi cycle as an abrupt cut (every connection dropped at once): PASS"},
+    {.name = "long-sleep", .run = scenario_long_sleep, .e2e_timeout_s = 20,
+     .what = "a host sleep longer than the platform's heartbeat timeout: dropped, reconnects"},
+    {.name = "daemon-kill", .run = scenario_main, .e2e_timeout_s = 20,
+     .env = "FAKE_SBX_STOP_KILL=1",
+     .what = "the main rehearsal with a daemon stop that SIGKILLs the sandbox's processes"},
+    {.name = "short-cut", .run = scenario_short_cut,
      .what = "a blip too short to drop the socket: SKIPPED naming it; a real cut passes"},
     {.name = "provision-500", .run = scenario_provision_500,
      .what = "REST 500s while provisioning: launch FAIL, nothing leaked, kept ids reaped next"},
     {.name = "ws-drop-probe", .run = scenario_ws_drop_probe,
      .what = "the WebSocket drops mid-probe: FAIL, then a retry passes"},
-    {.name = "sandbox-vanish", .run = scenario_sandbox_vanish, .env = WATCHED_WIFI_WINDOW,
+    {.name = "sandbox-vanish", .run = scenario_sandbox_vanish,
      .what = "the sandbox is missing after the sleep: FAIL with that finding"},
     {.name = "sbx-hang", .run = scenario_sbx_hang, .env = "SMOKE_SBX_TIMEOUT_S=3",
      .what = "sbx hangs: the sandbox phase fails at its timeout"},

@@ -130,9 +130,16 @@ static void build_env(world *w, const world_opts *o)
     world_setenv(w, "SBX_WORKSPACE", w->workspace);
     world_setenv(w, "SBX_BIN", w->sbx_bin);
     world_setenv(w, "E2E_TIMEOUT", timeout);
-    world_setenv(w, "FAKE_AGENT_KEEPALIVE_S", "2"); /* notice a dead tunnel within seconds */
+    if (o->time_scale)
+        world_setenv(w, "SMOKE_TIME_SCALE", o->time_scale);
+    if (o->agent_cmd)
+        world_setenv(w, "FAKE_UV_AGENT_CMD", o->agent_cmd);
     world_setenv(w, "FAKE_SBX_STATE", w->sbx_state);
     world_setenv(w, "FAKE_UV_AGENT", w->fake_agent);
+    if (w->tls_on) {
+        world_setenv(w, "SMOKE_CA_FILE", w->tls.ca);
+        world_setenv(w, "FAKE_SBX_CA_FILE", w->tls.ca);
+    }
     const char *passthrough[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", NULL};
     for (int i = 0; passthrough[i]; i++)
         if (getenv(passthrough[i]))
@@ -159,7 +166,17 @@ int world_open(world *w, const world_opts *o)
     random_hex(w->sandbox + 10, 3);
     if (locate_binaries(w) || make_folders(w))
         return -1;
-    if (tk_band_start(&w->band, w->canary) != 0)
+    tk_band_opts bo = {.user_key = w->canary, .heartbeat_timeout_ms = o->heartbeat_timeout_ms};
+    if (!o->plain_http) {
+        char *dir = tk_path(w->root, "tls");
+        int made = mkdir(dir, 0700) == 0 && tk_tls_make(dir, &w->tls) == 0;
+        free(dir);
+        if (!made)
+            return -1;
+        w->tls_on = 1;
+        bo.tls = &w->tls;
+    }
+    if (tk_band_start_opts(&w->band, &bo) != 0)
         return -1;
     write_env_file(w, o);
     build_env(w, o);
@@ -208,6 +225,7 @@ void world_close(world *w)
         remove_child(w->root, "secrets");
         remove_child(w->root, "workspace");
         remove_child(w->root, "sbx");
+        remove_child(w->root, "tls");
     }
     if (!w->clean || !w->own_state_dir)
         printf("rehearsal: state folder: %s\n", w->state_dir);

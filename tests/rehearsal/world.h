@@ -6,6 +6,12 @@
  * endpoints of the fake Band server and a canary BAND_API_KEY_USER. The
  * canary never sits in any environment; band-smoke reads it from that file.
  *
+ * The TLS world (default): a throwaway CA and a certificate for 127.0.0.1
+ * (tk_tls, made once in root/tls), the fake Band on https and wss with it,
+ * band-smoke trusting it through SMOKE_CA_FILE and the sandbox through
+ * FAKE_SBX_CA_FILE (the fake sbx hands it to the agent as SSL_CERT_FILE and
+ * SMOKE_CA_FILE). opts.plain_http keeps the old http/ws world.
+ *
  * Children get a built environment, not this process's: the real staging
  * settings of whoever runs the rehearsal are never read, and the fake sbx
  * is first on PATH and named by SBX_BIN.
@@ -14,6 +20,7 @@
 #define REHEARSAL_WORLD_H
 
 #include "tk_band.h"
+#include "tk_tls.h"
 
 #define W_PATH 1024
 #define W_MAX_ENV 40
@@ -23,6 +30,10 @@ typedef struct world_opts {
     const char *rest_url;    /* NULL = the fake's; else used as is */
     const char *ws_url;
     const char *extra_env[8]; /* more "K=V" for band-smoke and sbx, NULL-ended */
+    int plain_http;          /* 1 = the fake Band on http/ws; default https/wss */
+    long heartbeat_timeout_ms; /* the fake Band drops a silent socket; 0 = never */
+    const char *time_scale;  /* SMOKE_TIME_SCALE for every child */
+    const char *agent_cmd;   /* the sandboxed agent as a shell command; NULL = stand-in */
 } world_opts;
 
 typedef struct world {
@@ -41,6 +52,8 @@ typedef struct world {
     int own_state_dir; /* the state folder is ours (not SMOKE_STATE_DIR) */
     int clean;         /* remove everything at the end, evidence included */
     tk_band band;
+    tk_tls tls;         /* the TLS world's files (root/tls), unless plain_http */
+    int tls_on;
     char *env[W_MAX_ENV];
     int nenv;
 } world;

@@ -15,6 +15,7 @@
 #include "band_rest.h"
 #include "clock.h"
 #include "phoenix.h"
+#include "policy.h"
 #include "redact.h"
 #include "tk.h"
 #include "tk_band.h"
@@ -870,7 +871,67 @@ static void test_close_1008_is_terminal(void)
                       "terminal close code 1008 (policy)");
 }
 
+
+/* ---- the SDK's reconnect policy (policy.h), pure ---- */
+
+/* Delays in [lo, hi] ms, scaled. */
+static int within(int64_t d, int64_t lo, int64_t hi)
+{
+    return d >= lo && d <= hi;
+}
+
+/* The Wi-Fi-off timeline of band-protocol.md 8.2: a long-lived socket
+ * drops, then every attempt fails (uptime 0): 0.25-0.5 s, 1-2 s, 5-10 s,
+ * 15-60 s (hold-down). Run many seeds: the bounds must hold for every draw. */
+static void check_timeline(double scale)
+{
+    for (unsigned seed = 1; seed <= 200; seed++) {
+        policy p;
+        policy_init(&p, seed);
+        int64_t now = 1000000;
+        const int64_t lo[] = {250, 1000, 5000, 15000}, hi[] = {500, 2000, 10000, 60000};
+        int64_t d = policy_delay(&p, now, 1, 0, (int64_t)(120000 * scale), 0);
+        int ok = within(d, (int64_t)(lo[0] * scale), (int64_t)(hi[0] * scale) + 1);
+        for (int i = 1; ok && i < 4; i++) {
+            now += d;
+            d = policy_delay(&p, now, 1, 0, 0, 0);
+            ok = within(d, (int64_t)(lo[i] * scale), (int64_t)(hi[i] * scale) + 1);
+            if (!ok)
+                UNIT_CHECK(0, "scale %.2f seed %u step %d: %lld ms not in [%lld, %lld]", scale,
+                           seed, i, (long long)d, (long long)(lo[i] * scale),
+                           (long long)(hi[i] * scale));
+        }
+        if (!ok)
+            return;
+    }
+}
+
+static void test_reconnect_policy_is_the_sdks(void)
+{
+    unsetenv("SMOKE_TIME_SCALE");
+    check_timeline(1.0);
+    setenv("SMOKE_TIME_SCALE", "0.1", 1);
+    check_timeline(0.1);
+    unsetenv("SMOKE_TIME_SCALE");
+    /* Initial connect: plain equal jitter, no rapid minimums. */
+    policy p;
+    policy_init(&p, 7);
+    CU_ASSERT_TRUE(within(policy_delay(&p, 0, 0, 0, 0, 0), 250, 500));
+    CU_ASSERT_TRUE(within(policy_delay(&p, 0, 0, 0, 0, 0), 500, 1000));
+    CU_ASSERT_TRUE(within(policy_delay(&p, 0, 0, 0, 0, 0), 1000, 2000));
+    /* A restart close (1012) waits at least U(1,5) s even after a long life. */
+    policy_init(&p, 9);
+    CU_ASSERT_TRUE(within(policy_delay(&p, 0, 1, 1012, 600000, 0), 1000, 5000));
+    /* After a stable minute the rapid history is forgotten: 0.25-0.5 s again. */
+    policy_init(&p, 11);
+    int64_t now = 0;
+    for (int i = 0; i < 3; i++)
+        now += policy_delay(&p, now, 1, 0, 0, 0);
+    CU_ASSERT_TRUE(within(policy_delay(&p, now, 1, 0, 60000, 0), 250, 500));
+}
+
 const unit_case unit_cases[] = {
+    {"reconnect_policy_is_the_sdks", test_reconnect_policy_is_the_sdks},
     {"sdk_version", test_sdk_version},
     {"missing_variables", test_missing_variables},
     {"production_refused", test_production_refused},

@@ -142,10 +142,10 @@ static int add_agent(world *w, const char *room_id)
     return ok ? 0 : -1;
 }
 
-static int world_up(world *w)
+static int world_up_with(world *w, const tk_band_opts *o)
 {
     memset(w, 0, sizeof *w);
-    if (!UNIT_CHECK(tk_band_start(&w->b, NULL) == 0, "fake-band did not start"))
+    if (!UNIT_CHECK(tk_band_start_opts(&w->b, o) == 0, "fake-band did not start"))
         return -1;
     cJSON *me = call(&w->b, "GET", "/api/v1/me/profile", w->b.user_key, NULL, 200);
     snprintf(w->user_id, sizeof w->user_id, "%s", jstr(me, "data.id"));
@@ -154,6 +154,12 @@ static int world_up(world *w)
     int rc = register_agent(&w->b, w->agent_name, w->agent_id, w->agent_key) ||
              create_room(w, w->room_id) || add_agent(w, w->room_id);
     return UNIT_CHECK(rc == 0 && *w->user_id, "provisioning the world failed") ? 0 : -1;
+}
+
+static int world_up(world *w)
+{
+    tk_band_opts o = {0};
+    return world_up_with(w, &o);
 }
 
 static void world_down(world *w)
@@ -1021,7 +1027,45 @@ static void test_seed_agent_and_control_errors(void)
     world_down(&w);
 }
 
+
+/* The platform's heartbeat timeout: an agent socket that sends nothing
+ * for the configured time is dropped without a close frame; one that
+ * beats in time stays. User sockets are exempt (a listed deviation: the
+ * rehearsal scales the platform's clock, band-smoke's observer keeps real
+ * time). 400 ms here; the rehearsal gives 45 s, scaled. */
+static void test_heartbeat_timeout_drops_silent_agent(void)
+{
+    world w;
+    tk_band_opts o = {.heartbeat_timeout_ms = 400};
+    if (world_up_with(&w, &o) != 0)
+        return;
+    tk_ws *agent = agent_socket(&w), *user = user_socket(&w);
+    if (agent && user) {
+        int64_t until = now_ms() + 1500;
+        int kept = 1;
+        while (now_ms() < until && kept) {
+            char ref[16];
+            cJSON *reply = tk_ws_push(agent, NULL, "phoenix", "heartbeat", "{}", ref) == 0
+                               ? tk_ws_wait(agent, "phoenix", "phx_reply", ref, 1000)
+                               : NULL;
+            kept = reply != NULL;
+            cJSON_Delete(reply);
+            struct timespec nap = {0, 150 * 1000000L};
+            nanosleep(&nap, NULL);
+        }
+        UNIT_CHECK(kept, "an agent beating every 150 ms was dropped");
+        UNIT_CHECK(tk_ws_closed(agent, 1500, NULL, 0) == TK_WS_NO_CLOSE_FRAME,
+                   "the silent agent was not dropped without a close frame");
+        CU_ASSERT_EQUAL(tk_band_stat(&w.b, "heartbeat_drops"), 1);
+        UNIT_CHECK(tk_ws_closed(user, 100, NULL, 0) == TK_WS_OPEN, "the user socket was dropped");
+    }
+    tk_ws_free(agent);
+    tk_ws_free(user);
+    world_down(&w);
+}
+
 const unit_case unit_cases[] = {
+    {"heartbeat_timeout_drops_silent_agent", test_heartbeat_timeout_drops_silent_agent},
     {"starts_reports_and_stops_on_sigterm", test_starts_reports_and_stops_on_sigterm},
     {"shutdown_endpoint_stops_it", test_shutdown_endpoint_stops_it},
     {"log_names_requests_without_keys", test_log_names_requests_without_keys},

@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
+#include <curl/curl.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -14,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -129,7 +132,7 @@ static void echo_serve(int lfd)
                 continue;
             char buf[4096];
             ssize_t got = read(fds[i].fd, buf, sizeof buf);
-            if (got <= 0 || write(fds[i].fd, buf, (size_t)got) != got) {
+            if (got <= 0 || send(fds[i].fd, buf, (size_t)got, MSG_NOSIGNAL) != got) {
                 close(fds[i].fd);
                 fds[i--] = fds[--n];
             }
@@ -138,20 +141,27 @@ static void echo_serve(int lfd)
     _exit(0);
 }
 
-static void echo_start(echo *e)
+/* A server child that dies with the test, even one killed by ctest's
+ * timeout (Linux; tests only). The check after it closes the race with a
+ * test that died before the request was made. */
+static pid_t fork_server(void)
 {
-    int lfd = tk_listen_loopback(&e->port);
     pid_t test = getpid();
-    e->pid = fork();
-    if (e->pid == 0) {
-        /* Dies with the test, even one killed by ctest's timeout (Linux;
-         * tests only). The check after it closes the race with a test
-         * that died before the request was made. */
+    pid_t pid = fork();
+    if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != test)
             _exit(0);
-        echo_serve(lfd);
     }
+    return pid;
+}
+
+static void echo_start(echo *e)
+{
+    int lfd = tk_listen_loopback(&e->port);
+    e->pid = fork_server();
+    if (e->pid == 0)
+        echo_serve(lfd);
     close(lfd);
 }
 
@@ -583,6 +593,123 @@ static void test_proxy_and_policy_log(void)
     CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);
 }
 
+
+/* ---- plain HTTP through the proxy, for a pooling client ---- */
+
+/* A keep-alive HTTP server in a child process, as the fake Band's lws is:
+ * it answers `Connection: keep-alive` and closes only when the request
+ * said `Connection: close`. Each answer's body names whether the request
+ * came in origin form with that header. */
+static void keepalive_conn(int fd)
+{
+    char head[4096];
+    size_t len = 0;
+    for (;;) {
+        ssize_t n = read(fd, head + len, sizeof head - 1 - len);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        head[len] = '\0';
+        char *end = strstr(head, "\r\n\r\n");
+        if (!end)
+            continue;
+        int origin = head[0] == 'G' && strncmp(head, "GET /", 5) == 0;
+        int closing = strstr(head, "\r\nConnection: close\r\n") != NULL;
+        char answer[256];
+        int alen = snprintf(answer, sizeof answer,
+                            "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n"
+                            "Keep-Alive: timeout=5\r\n\r\n%s",
+                            origin && closing ? "ok" : "no");
+        if (send(fd, answer, (size_t)alen, MSG_NOSIGNAL) != alen || closing)
+            break;
+        len = 0;
+    }
+    close(fd);
+}
+
+static void keepalive_start(echo *e)
+{
+    int lfd = tk_listen_loopback(&e->port);
+    e->pid = fork_server();
+    if (e->pid == 0) {
+        for (;;) {
+            int c = accept(lfd, NULL, NULL);
+            if (c >= 0)
+                keepalive_conn(c);
+        }
+    }
+    close(lfd);
+}
+
+typedef struct seen_headers {
+    int close, keep_alive;
+} seen_headers;
+
+static size_t on_header(char *line, size_t size, size_t n, void *ud)
+{
+    seen_headers *h = ud;
+    size_t len = size * n;
+    if (len >= 17 && !strncasecmp(line, "Connection: close", 17))
+        h->close++;
+    if (len >= 11 && (!strncasecmp(line, "Keep-Alive:", 11) ||
+                      (len >= 22 && !strncasecmp(line, "Connection: keep-alive", 22))))
+        h->keep_alive++;
+    return len;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+    char *body = ud;
+    size_t len = size * n, have = strlen(body);
+    if (have + len < 16) {
+        memcpy(body + have, data, len);
+        body[have + len] = '\0';
+    }
+    return len;
+}
+
+/* One libcurl easy handle reused for several requests, as a pooling
+ * client (httpx) does: every answer must tell it the connection closes,
+ * so it never sends a request into a connection the proxy is ending. */
+static void test_plain_http_pooling_client(void)
+{
+    tk_sbx w;
+    world_with_box(&w, "balanced");
+    echo e;
+    keepalive_start(&e);
+    allow(&w, e.port);
+    char proxy[64], url[96];
+    snprintf(proxy, sizeof proxy, "http://127.0.0.1:%d", proxy_port(&w));
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/x", e.port);
+    CURL *h = curl_easy_init();
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_PROXY, proxy);
+    curl_easy_setopt(h, CURLOPT_NOPROXY, "");
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    for (int i = 0; i < 5; i++) {
+        seen_headers seen = {0, 0};
+        char body[16] = "";
+        long status = 0, connects = -1;
+        curl_easy_setopt(h, CURLOPT_HEADERDATA, &seen);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+        CURLcode rc = curl_easy_perform(h);
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
+        UNIT_CHECK(rc == CURLE_OK && status == 200 && !strcmp(body, "ok"),
+                   "request %d: curl %d, HTTP %ld, body '%s'", i, rc, status, body);
+        UNIT_CHECK(seen.close == 1 && seen.keep_alive == 0,
+                   "request %d: %d 'Connection: close', %d keep-alive headers", i, seen.close,
+                   seen.keep_alive);
+        /* Told the connection closes, the client opened a fresh one each time. */
+        CU_ASSERT_EQUAL(connects, 1);
+    }
+    curl_easy_cleanup(h);
+    echo_stop(&e);
+    CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);
+}
+
 static void test_net_cut(void)
 {
     tk_sbx w;
@@ -741,6 +868,90 @@ static void test_daemon_stop_ends_sessions(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out.data, " stopped "));
     proc_result_free(&r);
     free(log);
+    CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);
+}
+
+
+/* ---- fidelity knobs: the agent command, the killing stop, the CA ---- */
+
+/* FAKE_UV_AGENT_CMD (band-smoke rehearse --agent): a shell command run
+ * from agent.py's folder, the script's arguments appended. */
+static void test_fake_uv_agent_command(void)
+{
+    tk_sbx w;
+    world_with_box(&w, "balanced");
+    char *sub = tk_path(w.workspace, "sub");
+    char *script = tk_path(sub, "agent.py");
+    CU_ASSERT_EQUAL(mkdir(sub, 0700), 0);
+    tk_write(script, "print('hi')\n");
+    tk_sbx_setenv(&w, "FAKE_UV_AGENT=/bin/false");
+    tk_sbx_setenv(&w, "FAKE_UV_AGENT_CMD=echo \"in $(basename $(pwd)) with\"");
+    proc_result r;
+    CU_ASSERT_EQUAL(tk_sbx_run(&w, &r, "exec", "box", "uv", "run", "--script", "sub/agent.py",
+                               "--sdk-version", NULL), 0);
+    UNIT_CHECK(!strcmp(r.out.data, "in sub with --sdk-version\n"), "command said: '%s' %s",
+               r.out.data, r.err.data);
+    proc_result_free(&r);
+    /* A `uv` in the command is never this fake again (no loop): with no
+     * real uv on the sandbox's PATH it is simply not found. */
+    tk_sbx_setenv(&w, "FAKE_UV_AGENT_CMD=command -v uv || echo no-uv; echo cmd=$FAKE_UV_AGENT_CMD");
+    CU_ASSERT_EQUAL(tk_sbx_run(&w, &r, "exec", "box", "uv", "run", "sub/agent.py", NULL), 0);
+    UNIT_CHECK(strstr(r.out.data, "/fake-sbx-bin/uv") == NULL && strstr(r.out.data, "cmd=\n"),
+               "the fake uv is still reachable from the command: %s", r.out.data);
+    proc_result_free(&r);
+    free(script);
+    free(sub);
+    CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);
+}
+
+/* A session that traps SIGTERM and writes a file when it gets one: the
+ * graceful stop lets it write, FAKE_SBX_STOP_KILL=1 does not. */
+static void stop_with(int kill_mode)
+{
+    tk_sbx w;
+    world_with_box(&w, "balanced");
+    if (kill_mode)
+        tk_sbx_setenv(&w, "FAKE_SBX_STOP_KILL=1");
+    char *mark = tk_path(w.workspace, "got-term");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "trap 'echo term > %s; exit 0' TERM; while :; do sleep 0.05; done",
+             mark);
+    proc_result r;
+    CU_ASSERT_EQUAL(tk_sbx_run(&w, &r, "exec", "-d", "box", "sh", "-c", cmd, NULL), 0);
+    proc_result_free(&r);
+    for (int i = 0; i < 100 && count_sessions(&w) < 1; i++)
+        nap_ms(30);
+    nap_ms(200); /* the trap is set */
+    CU_ASSERT_EQUAL(tk_sbx_run(&w, &r, "daemon", "stop", NULL), 0);
+    proc_result_free(&r);
+    char *text = tk_read(mark, NULL);
+    if (kill_mode)
+        UNIT_CHECK(text == NULL, "FAKE_SBX_STOP_KILL=1: the session still saw SIGTERM");
+    else
+        UNIT_CHECK(text && !strcmp(text, "term\n"), "graceful stop: no SIGTERM seen");
+    CU_ASSERT_EQUAL(count_sessions(&w), 0);
+    free(text);
+    free(mark);
+    CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);
+}
+
+static void test_daemon_stop_graceful_or_kill(void)
+{
+    stop_with(0);
+    stop_with(1);
+}
+
+/* FAKE_SBX_CA_FILE: the sandbox trusts the TLS world's CA. */
+static void test_exec_trusts_ca(void)
+{
+    tk_sbx w;
+    world_with_box(&w, "balanced");
+    tk_sbx_setenv(&w, "FAKE_SBX_CA_FILE=/tmp/some-ca.pem");
+    proc_result r;
+    CU_ASSERT_EQUAL(tk_sbx_run(&w, &r, "exec", "box", "env", NULL), 0);
+    CU_ASSERT_TRUE(has_line(r.out.data, "SSL_CERT_FILE=/tmp/some-ca.pem"));
+    CU_ASSERT_TRUE(has_line(r.out.data, "SMOKE_CA_FILE=/tmp/some-ca.pem"));
+    proc_result_free(&r);
     CU_ASSERT_EQUAL(tk_sbx_teardown(&w), 0);
 }
 
@@ -963,10 +1174,14 @@ const unit_case unit_cases[] = {
     {"exec_environment", test_exec_environment},
     {"fake_uv", test_fake_uv},
     {"proxy_and_policy_log", test_proxy_and_policy_log},
+    {"plain_http_pooling_client", test_plain_http_pooling_client},
     {"net_cut", test_net_cut},
     {"freeze", test_freeze},
     {"daemon_stop_ends_sessions", test_daemon_stop_ends_sessions},
     {"daemon_commands", test_daemon_commands},
+    {"fake_uv_agent_command", test_fake_uv_agent_command},
+    {"daemon_stop_graceful_or_kill", test_daemon_stop_graceful_or_kill},
+    {"exec_trusts_ca", test_exec_trusts_ca},
     {"rm_and_reset", test_rm_and_reset},
     {"policy_commands", test_policy_commands},
     {"hang_and_vanish", test_hang_and_vanish},

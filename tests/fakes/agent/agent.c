@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "band_rest.h"
 #include "clock.h"
@@ -27,6 +28,7 @@ typedef struct agent {
     const volatile sig_atomic_t *stop;
     band_client *rest;
     phx_client *phx;
+    policy policy; /* the SDK's reconnect delays, for phoenix */
     band_agent_info me;
     handler handler;
     presence presence;
@@ -120,7 +122,7 @@ static err_code start(agent *a, char *err)
         return rc;
     handler_init(&a->handler, a->rest, a->cfg->agent_id);
     if ((rc = fetch_identity(a, err)) ||
-        (rc = check_identity(a, err)) || (rc = link_open(a->cfg, &a->inbox, &a->phx, err)))
+        (rc = check_identity(a, err)) || (rc = link_open(a->cfg, &a->inbox, &a->policy, &a->phx, err)))
         return rc;
     presence_init(&a->presence, a->phx, a->rest, &a->handler, a->stop);
     if ((rc = link_await_open(a->phx, a->stop, err)) || (rc = join_own_topics(a, err)) ||
@@ -322,6 +324,7 @@ err_code agent_run(const settings *s, const volatile sig_atomic_t *stop, char *e
     agent a;
     memset(&a, 0, sizeof a);
     a.cfg = s;
+    policy_init(&a.policy, (unsigned)clock_mono_ms() ^ (unsigned)getpid());
     a.stop = stop;
     inbox_init(&a.inbox);
     err_code rc = start(&a, err);

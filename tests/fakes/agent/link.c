@@ -3,10 +3,14 @@
 #include <stdio.h>
 
 #include "sdklog.h"
+#include "tscale.h"
+
+#define OPEN_TIMEOUT_MS 10000 /* websockets' open_timeout */
+#define JOIN_TIMEOUT_MS 10000 /* the Phoenix client's join timeout */
 
 #define SERVICE_SLICE_MS 200
 
-err_code link_open(const settings *s, inbox *q, phx_client **out, char *err)
+err_code link_open(const settings *s, inbox *q, policy *pol, phx_client **out, char *err)
 {
     phx_options o;
     phx_options_init(&o);
@@ -15,6 +19,10 @@ err_code link_open(const settings *s, inbox *q, phx_client **out, char *err)
     o.agent_id = s->agent_id;
     o.keepalive_s = s->keepalive_s;
     o.heartbeat_ms = s->heartbeat_ms;
+    o.open_timeout_ms = (int)tscale_ms(OPEN_TIMEOUT_MS);
+    o.join_timeout_ms = (int)tscale_ms(JOIN_TIMEOUT_MS);
+    o.retry_delay = policy_retry_delay;
+    o.retry_ud = pol;
     o.log = s->trace ? stderr : NULL;
     o.on_push = inbox_on_push;
     o.on_state = inbox_on_state;

@@ -22,6 +22,7 @@
 #include "err.h"
 #include "inbox.h"
 #include "phoenix.h"
+#include "policy.h"
 #include "settings.h"
 
 /* "prefix:id" topics; Band ids are short. */
@@ -30,8 +31,11 @@
 /* Failed first attempts before giving up: the SDK's 10 rapid disconnects + 1. */
 #define LINK_INITIAL_ATTEMPTS 11
 
-/* Creates the client and starts connecting. Errors as phx_client_new. */
-err_code link_open(const settings *s, inbox *q, phx_client **out, char *err);
+/* Creates the client and starts connecting, with the SDK's reconnect
+ * policy `pol` (which must outlive the client) and the SDK's timeouts
+ * (open and join 10 s), scaled by SMOKE_TIME_SCALE. Errors as
+ * phx_client_new. */
+err_code link_open(const settings *s, inbox *q, policy *pol, phx_client **out, char *err);
 
 /* Services the client until the first connection is open. ERR_NETWORK
  * after LINK_INITIAL_ATTEMPTS failed attempts, ERR_CLOSED when phoenix

@@ -15,7 +15,13 @@
  *   BAND_AGENT_ID, BAND_API_KEY, BAND_REST_URL, BAND_WS_URL
  * Proxy: HTTPS_PROXY / https_proxy / HTTP_PROXY / http_proxy and NO_PROXY,
  * read by support/netenv for both the REST and the WebSocket leg.
- * Test knobs (defaults are the SDK's):
+ * Connection policy: the SDK's (band-protocol.md 5.1, 5.2, 8; policy.h):
+ * WS keepalive ping 20 s / 20 s, Phoenix heartbeat 30 s, open and join
+ * timeouts 10 s, reconnect delays with equal jitter, rapid-disconnect
+ * minimums 2 s / 10 s and the hold-down. Every one of those durations is
+ * multiplied by SMOKE_TIME_SCALE (support/tscale.h; the rehearsal's one
+ * time knob; unset = real time).
+ * Test knobs (defaults are the SDK's, scaled):
  *   FAKE_AGENT_KEEPALIVE_S   WebSocket ping after this many idle seconds,
  *                            drop after twice that without a pong (20; 0 = off)
  *   FAKE_AGENT_HEARTBEAT_MS  Phoenix heartbeat interval (30000)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "tscale.h"
 
 #define KEEPALIVE_DEFAULT_S 20
 #define KEEPALIVE_MAX_S 16000 /* phoenix.h's bound */
@@ -47,8 +48,10 @@ static err_code not_production(const char *name, const char *url, char *err)
 err_code settings_from_env(settings *out, char *err)
 {
     memset(out, 0, sizeof *out);
-    out->keepalive_s = KEEPALIVE_DEFAULT_S;
-    out->heartbeat_ms = HEARTBEAT_DEFAULT_MS;
+    /* The SDK's durations at the rehearsal's time scale; lws counts whole
+     * seconds, so the keepalive rounds up and never reaches 0 (off). */
+    out->keepalive_s = (int)((tscale_ms(KEEPALIVE_DEFAULT_S * 1000) + 999) / 1000);
+    out->heartbeat_ms = (int)tscale_ms(HEARTBEAT_DEFAULT_MS);
     err_code rc;
     if ((rc = required("BAND_AGENT_ID", &out->agent_id, err)) ||
         (rc = required("BAND_API_KEY", &out->api_key, err)) ||

@@ -18,8 +18,10 @@ typedef struct settings {
     const char *api_key;  /* BAND_API_KEY: secret */
     const char *rest_url; /* BAND_REST_URL */
     const char *ws_url;   /* BAND_WS_URL */
-    int keepalive_s;      /* FAKE_AGENT_KEEPALIVE_S, default 20 (websockets' ping) */
-    int heartbeat_ms;     /* FAKE_AGENT_HEARTBEAT_MS, default 30000 (Phoenix) */
+    int keepalive_s;      /* FAKE_AGENT_KEEPALIVE_S, default 20 (websockets' ping)
+                             x SMOKE_TIME_SCALE, rounded up to whole seconds */
+    int heartbeat_ms;     /* FAKE_AGENT_HEARTBEAT_MS, default 30000 (Phoenix)
+                             x SMOKE_TIME_SCALE */
     int no_reconnect;     /* FAKE_AGENT_NO_RECONNECT=1: stop after the first loss */
     int trace;            /* FAKE_AGENT_TRACE=1: phoenix's own trace on stderr too */
 } settings;

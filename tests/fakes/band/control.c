@@ -104,10 +104,25 @@ static int act_seed_agent(server *srv, const cJSON *body, cJSON *answer, char wh
     return 0;
 }
 
+/* {"action":"reject_agent_ws","on":true|false}: while on, every agent
+ * upgrade is refused with 403 (a key the platform no longer takes), so an
+ * agent, the real SDK as well as the stand-in, cannot reconnect. */
+static int act_reject_agent_ws(server *srv, const cJSON *body, cJSON *answer, char why[WHY_SZ])
+{
+    (void)answer;
+    const cJSON *on = cJSON_GetObjectItemCaseSensitive(body, "on");
+    if (!cJSON_IsBool(on)) {
+        snprintf(why, WHY_SZ, "on must be true or false");
+        return -1;
+    }
+    srv->faults.reject_agent_ws = cJSON_IsTrue(on);
+    return 0;
+}
+
 static const control_action actions[] = {
     {"drop_ws", act_drop_ws},       {"refuse", act_refuse}, {"close", act_close},
     {"fail_rest", act_fail_rest},   {"delay", act_delay},   {"garbage", act_garbage},
-    {"seed_agent", act_seed_agent},
+    {"seed_agent", act_seed_agent}, {"reject_agent_ws", act_reject_agent_ws},
 };
 
 static void answer_bad(http_response *resp, const char *why)
@@ -155,6 +170,7 @@ static void stats(server *srv, http_response *resp)
     cJSON_AddNumberToObject(doc, "agent_connections", agents);
     cJSON_AddNumberToObject(doc, "rest_calls", (double)srv->rest_calls);
     cJSON_AddNumberToObject(doc, "upgrade_attempts", (double)srv->upgrade_attempts);
+    cJSON_AddNumberToObject(doc, "heartbeat_drops", (double)srv->heartbeat_drops);
     reply_json(resp, 200, doc);
 }
 

@@ -29,6 +29,7 @@ typedef struct faults {
     int64_t refuse_until_ms; /* new connections are closed until then */
     fail_plan plans[FAULTS_MAX_PLANS]; /* in the order they were planned */
     int delay_ms;            /* added before every REST answer */
+    int reject_agent_ws;     /* agent upgrades get 403 (control reject_agent_ws) */
 } faults;
 
 /* True while connections are being refused. */

@@ -1,11 +1,17 @@
 /* fake-band: a fake Band platform on loopback, for the offline tests.
  *
  *   fake-band --user-key-file PATH [--user-key-file PATH ...] [--port N] [--log FILE]
- *             [--keys-out FILE]
+ *             [--keys-out FILE] [--tls-cert PEM --tls-key PEM]
+ *             [--heartbeat-timeout-ms N]
  *
  * Each key file holds one user API key on its first line (keys never go
  * in argv). --keys-out appends every agent key the fake mints to FILE
- * (0600), so the rehearsal's canary scan can look for them everywhere. Once listening, the only line on stdout is
+ * (0600), so the rehearsal's canary scan can look for them everywhere.
+ * --tls-cert and --tls-key (both or neither) make the api port https and
+ * wss (the TLS world); the control port stays plain http.
+ * --heartbeat-timeout-ms closes a Phoenix socket that sent no frame for
+ * that long (the platform's ~45 s; 0 = never, the default; see ws.h).
+ * Once listening, the only line on stdout is
  *   fake-band listening 127.0.0.1:<port> control 127.0.0.1:<control port>
  * SIGTERM, SIGINT or POST /_fake/shutdown stop it; the exit status is 0
  * after a clean stop, 1 when it cannot start, 2 for bad usage. What it
@@ -31,6 +37,8 @@ typedef struct options {
     int port;
     const char *log_path;
     const char *keys_out;
+    const char *tls_cert, *tls_key;
+    long heartbeat_timeout_ms;
 } options;
 
 /* The signal handler's only way to the loop; lws_cancel_service is the
@@ -50,7 +58,8 @@ static int usage(const char *why)
 {
     fprintf(stderr,
             "fake-band: %s\nusage: fake-band --user-key-file PATH [--user-key-file PATH ...]"
-            " [--port N] [--log FILE] [--keys-out FILE]\n",
+            " [--port N] [--log FILE] [--keys-out FILE] [--tls-cert PEM --tls-key PEM]"
+            " [--heartbeat-timeout-ms N]\n",
             why);
     return 2;
 }
@@ -83,11 +92,22 @@ static int parse_options(int argc, char **argv, options *o)
             o->log_path = value;
         } else if (strcmp(arg, "--keys-out") == 0) {
             o->keys_out = value;
+        } else if (strcmp(arg, "--tls-cert") == 0) {
+            o->tls_cert = value;
+        } else if (strcmp(arg, "--tls-key") == 0) {
+            o->tls_key = value;
+        } else if (strcmp(arg, "--heartbeat-timeout-ms") == 0) {
+            char *end;
+            o->heartbeat_timeout_ms = strtol(value, &end, 10);
+            if (!*value || *end || o->heartbeat_timeout_ms < 0)
+                return usage("--heartbeat-timeout-ms must be a whole number of ms >= 0");
         } else {
             return usage("unknown option");
         }
         i++;
     }
+    if (!o->tls_cert != !o->tls_key)
+        return usage("--tls-cert and --tls-key go together");
     return o->nkeys ? 0 : usage("at least one --user-key-file is required");
 }
 
@@ -154,11 +174,13 @@ static int serve(const options *o, store *st, FILE *log)
 {
     char err[ERR_BUFSZ];
     server srv;
-    if (server_start(&srv, st, o->port, log, err) != ERR_OK) {
+    server_tls tls = {o->tls_cert, o->tls_key};
+    if (server_start(&srv, st, o->port, o->tls_cert ? &tls : NULL, log, err) != ERR_OK) {
         fprintf(stderr, "fake-band: %s\n", err);
         server_close(&srv);
         return 1;
     }
+    srv.heartbeat_timeout_ms = o->heartbeat_timeout_ms;
     running_ctx = srv.ctx;
     printf("fake-band listening 127.0.0.1:%d control 127.0.0.1:%d\n", srv.api_port,
            srv.control_port);

@@ -92,7 +92,8 @@ static void fill_protocols(server *srv)
 }
 
 static struct lws_vhost *listen_on(server *srv, const char *name, int port,
-                                   const struct lws_protocols *protocols, http_site *site)
+                                   const struct lws_protocols *protocols, http_site *site,
+                                   const server_tls *tls)
 {
     /* Upgrades without a subprotocol (Phoenix clients send none) go to
      * "phoenix", not to protocols[0]. */
@@ -108,10 +109,18 @@ static struct lws_vhost *listen_on(server *srv, const char *name, int port,
     info.protocols = protocols;
     info.pvo = protocols == srv->api_protocols ? &phoenix : NULL;
     info.user = site;
+    if (tls) { /* https and wss on this port only; the control port stays plain */
+        /* lws 4.1 reads this per vhost too: without it the port stays plain */
+        info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        info.ssl_cert_filepath = tls->cert;
+        info.alpn = "http/1.1"; /* the fake speaks HTTP/1.1 only; libcurl would pick h2 */
+        info.ssl_private_key_filepath = tls->key;
+    }
     return lws_create_vhost(srv->ctx, &info);
 }
 
-err_code server_start(server *srv, store *st, int port, FILE *log, char *err)
+err_code server_start(server *srv, store *st, int port, const server_tls *tls, FILE *log,
+                      char *err)
 {
     memset(srv, 0, sizeof *srv);
     srv->st = st;
@@ -122,6 +131,8 @@ err_code server_start(server *srv, store *st, int port, FILE *log, char *err)
     struct lws_context_creation_info info;
     memset(&info, 0, sizeof info);
     info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS | LWS_SERVER_OPTION_DISABLE_IPV6;
+    if (tls)
+        info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
     info.user = srv;
     /* lws drops a request that goes unanswered for timeout_secs (5 s by
      * default); a delayed answer must outlive the longest delay. */
@@ -130,11 +141,13 @@ err_code server_start(server *srv, store *st, int port, FILE *log, char *err)
     if (!srv->ctx)
         return err_set(err, ERR_NETWORK, "cannot create the libwebsockets context");
 
-    struct lws_vhost *api = listen_on(srv, "api", port, srv->api_protocols, &srv->api_site);
+    struct lws_vhost *api =
+        listen_on(srv, "api", port, srv->api_protocols, &srv->api_site, tls);
     if (!api)
-        return err_set(err, ERR_NETWORK, "cannot listen on 127.0.0.1:%d", port);
+        return err_set(err, ERR_NETWORK, "cannot listen on 127.0.0.1:%d%s", port,
+                       tls ? " with the given certificate and key" : "");
     struct lws_vhost *control =
-        listen_on(srv, "control", 0, srv->control_protocols, &srv->control_site);
+        listen_on(srv, "control", 0, srv->control_protocols, &srv->control_site, NULL);
     if (!control)
         return err_set(err, ERR_NETWORK, "cannot listen on a control port");
     srv->api_port = lws_get_vhost_listen_port(api);
@@ -142,8 +155,20 @@ err_code server_start(server *srv, store *st, int port, FILE *log, char *err)
     return ERR_OK;
 }
 
+/* Checks four times per timeout, so a silent socket goes within 1.25x. */
+static void heartbeat_check(lws_sorted_usec_list_t *timer)
+{
+    server *srv = lws_container_of(timer, server, heartbeat_timer);
+    ws_drop_silent(srv, clock_mono_ms(), srv->heartbeat_timeout_ms);
+    lws_sul_schedule(srv->ctx, 0, &srv->heartbeat_timer, heartbeat_check,
+                     (lws_usec_t)(srv->heartbeat_timeout_ms / 4) * LWS_US_PER_MS);
+}
+
 void server_run(server *srv, const volatile sig_atomic_t *interrupted)
 {
+    if (srv->heartbeat_timeout_ms > 0)
+        lws_sul_schedule(srv->ctx, 0, &srv->heartbeat_timer, heartbeat_check,
+                         (lws_usec_t)(srv->heartbeat_timeout_ms / 4) * LWS_US_PER_MS);
     while (!srv->stopping && !*interrupted)
         if (lws_service(srv->ctx, 0) < 0)
             break;
@@ -151,8 +176,10 @@ void server_run(server *srv, const volatile sig_atomic_t *interrupted)
 
 void server_close(server *srv)
 {
-    if (srv->ctx)
+    if (srv->ctx) {
+        lws_sul_schedule(srv->ctx, 0, &srv->heartbeat_timer, NULL, LWS_SET_TIMER_USEC_CANCEL);
         lws_context_destroy(srv->ctx); /* closes every socket: ws_conn cleanup runs here */
+    }
     srv->ctx = NULL;
     vec_release(&srv->sockets);
 }

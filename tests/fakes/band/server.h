@@ -33,16 +33,26 @@ typedef struct server {
     int api_port;
     int control_port;
     int stopping; /* set by POST /_fake/shutdown */
+    long heartbeat_timeout_ms; /* close a socket silent this long; 0 = never */
+    long heartbeat_drops;      /* sockets dropped for it (stats) */
+    lws_sorted_usec_list_t heartbeat_timer;
     http_site api_site;
     http_site control_site;
     struct lws_protocols api_protocols[3];     /* http, phoenix, terminator */
     struct lws_protocols control_protocols[2]; /* http, terminator */
 } server;
 
+/* PEM files of the api port's certificate and key (TLS world). */
+typedef struct server_tls {
+    const char *cert, *key;
+} server_tls;
+
 /* Binds both vhosts (port 0 = ephemeral for the api port; the control
- * port is always ephemeral) and fills api_port and control_port. `st` and
- * `log` (may be NULL) stay the caller's. */
-err_code server_start(server *srv, store *st, int port, FILE *log, char *err);
+ * port is always ephemeral) and fills api_port and control_port. With tls
+ * (may be NULL) the api port serves https and wss only; the control port
+ * stays plain http. `st` and `log` (may be NULL) stay the caller's. */
+err_code server_start(server *srv, store *st, int port, const server_tls *tls, FILE *log,
+                      char *err);
 
 /* Serves until POST /_fake/shutdown or until *interrupted turns nonzero
  * (a signal handler sets it and calls lws_cancel_service). */

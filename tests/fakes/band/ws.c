@@ -1,5 +1,7 @@
 #include "ws.h"
 
+#include "clock.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +98,10 @@ int ws_upgrade(server *srv, struct lws *wsi, http_response *reject)
 {
     ws_verdict v;
     srv->upgrade_attempts++;
-    if (identify(srv, wsi, &v) == 0)
+    if (identify(srv, wsi, &v) == 0 && srv->faults.reject_agent_ws && v.who &&
+        v.who->kind == STORE_AGENT)
+        refuse(&v, 403, "forbidden", "agent connections are refused (test fault)");
+    else if (v.status == 0)
         return 0;
     http_answer(reject, v.status, reply_error_body(v.code, NULL, 0, v.message));
     return 1;
@@ -186,6 +191,7 @@ static void receive(ws_conn *c, const void *in, size_t len)
     }
     if (!lws_is_final_fragment(c->wsi) || lws_remaining_packet_payload(c->wsi))
         return;
+    c->last_rx_ms = clock_mono_ms();
     if (!c->rx_overflow && !lws_frame_is_binary(c->wsi))
         channel_receive(c, c->rx, c->rx_len);
     free(c->rx);
@@ -219,6 +225,7 @@ static void established(ws_conn *c, struct lws *wsi)
 {
     c->wsi = wsi;
     c->srv = server_of(wsi);
+    c->last_rx_ms = clock_mono_ms();
     vec_push(&c->srv->sockets, c);
     server_log(c->srv, "WS open %s %s", c->who->kind == STORE_AGENT ? "agent" : "user", c->who->id);
     if (c->who->kind == STORE_AGENT)
@@ -291,18 +298,37 @@ void ws_close_all(server *srv, int code, const char *reason)
         ws_close(srv->sockets.items[i], code, reason);
 }
 
+/* shutdown, not close: lws still owns the descriptor and tears the
+ * connection down itself once it reads the EOF. */
+static void drop(ws_conn *c)
+{
+    free_queue(c);
+    c->closing = c->dropped = 1;
+    int fd = lws_get_socket_fd(c->wsi);
+    if (fd >= 0)
+        shutdown(fd, SHUT_RDWR);
+}
+
 void ws_drop_all(server *srv)
 {
+    for (size_t i = 0; i < srv->sockets.len; i++)
+        drop(srv->sockets.items[i]);
+}
+
+int ws_drop_silent(server *srv, int64_t now_ms, int64_t timeout_ms)
+{
+    int n = 0;
     for (size_t i = 0; i < srv->sockets.len; i++) {
         ws_conn *c = srv->sockets.items[i];
-        /* shutdown, not close: lws still owns the descriptor and tears the
-         * connection down itself once it reads the EOF. */
-        free_queue(c);
-        c->closing = c->dropped = 1;
-        int fd = lws_get_socket_fd(c->wsi);
-        if (fd >= 0)
-            shutdown(fd, SHUT_RDWR);
+        if (c->dropped || c->who->kind != STORE_AGENT || now_ms - c->last_rx_ms < timeout_ms)
+            continue;
+        server_log(srv, "WS heartbeat timeout %s: nothing for %lld ms, dropped", c->who->id,
+                   (long long)(now_ms - c->last_rx_ms));
+        srv->heartbeat_drops++;
+        drop(c);
+        n++;
     }
+    return n;
 }
 
 void ws_garbage_all(server *srv)

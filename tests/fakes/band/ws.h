@@ -18,6 +18,7 @@
 #define FAKE_BAND_WS_H
 
 #include <libwebsockets.h>
+#include <stdint.h>
 
 #include "http.h"
 #include "server.h"
@@ -46,6 +47,16 @@ void ws_close_all(server *srv, int code, const char *reason);
 /* Faults: drops every connection without a close frame (TCP shutdown), or
  * sends each one malformed frames (channel_send_garbage). */
 void ws_drop_all(server *srv);
+
+/* The platform's heartbeat timeout (~45 s without a heartbeat; band-
+ * protocol.md 5.2): drops, like ws_drop_all, every agent connection that
+ * received no whole message for timeout_ms. User connections are exempt:
+ * the rehearsal scales the platform's clock, while band-smoke's own
+ * observer beats at real time (a listed deviation). The real platform's way of
+ * closing is not documented; no close frame is the one a frozen client
+ * cannot mistake for a final close (1000) or a terminal one (1008).
+ * Returns how many it dropped. */
+int ws_drop_silent(server *srv, int64_t now_ms, int64_t timeout_ms);
 void ws_garbage_all(server *srv);
 
 /* Open connections; *agents (may be NULL) gets how many are agents. */

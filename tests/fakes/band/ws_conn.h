@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 #include <libwebsockets.h>
+#include <stdint.h>
 
 #include "server.h"
 #include "store.h"
@@ -37,6 +38,7 @@ struct ws_conn {
     int dropped; /* the socket was shut down under lws */
     int close_code;
     char close_reason[WS_REASON_SZ];
+    int64_t last_rx_ms; /* monotonic: the last whole message received */
 };
 
 /* Queues one text frame; nothing once the connection is closing. */

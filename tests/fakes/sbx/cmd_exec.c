@@ -230,7 +230,18 @@ static int env_from_file(envlist *e, const char *path)
 static int fake_control(const char *entry)
 {
     return !strncmp(entry, "FAKE_SBX_", 9) || !strncmp(entry, "FAKE_UV_", 8) ||
-           !strncmp(entry, "FAKE_AGENT_", 11);
+           !strncmp(entry, "FAKE_AGENT_", 11) || !strncmp(entry, "SMOKE_TIME_SCALE=", 17);
+}
+
+/* The sandbox image trusts the TLS world's CA (FAKE_SBX_CA_FILE), as a
+ * real sandbox trusts its proxy's: Python (httpx, websockets) through
+ * SSL_CERT_FILE, the C stand-in through SMOKE_CA_FILE. */
+static int trust_ca(envlist *e)
+{
+    const char *ca = getenv("FAKE_SBX_CA_FILE");
+    if (!ca || !*ca)
+        return 0;
+    return env_put(e, "SSL_CERT_FILE", ca) || env_put(e, "SMOKE_CA_FILE", ca);
 }
 
 /* The sandbox's environment (see cmd_exec.h). Returns 0 or an exit status. */
@@ -245,6 +256,8 @@ static int build_env(const fsbx *f, const exec_opts *o, const char *home, int po
     for (size_t i = 0; !bad && environ[i]; i++)
         if (fake_control(environ[i]))
             bad = env_assign(e, environ[i], strlen(environ[i]));
+    if (!bad)
+        bad = trust_ca(e);
     if (bad)
         return fsbx_fail(NULL, "out of memory");
     for (size_t i = 0; i < o->nfiles; i++) {

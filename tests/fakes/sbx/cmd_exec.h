@@ -11,7 +11,10 @@
  *            /usr/local/bin:/usr/bin:/bin
  *   HOME     the sandbox's home folder; USER=agent; TERM only with -t
  *   FAKE_SBX_*, FAKE_UV_* and FAKE_AGENT_* of the caller (the fakes' own
- *   controls)
+ *   controls), and SMOKE_TIME_SCALE (the rehearsal's one time knob)
+ *   SSL_CERT_FILE and SMOKE_CA_FILE = FAKE_SBX_CA_FILE when that is set:
+ *            the TLS world's CA, trusted by the sandbox image (Python
+ *            reads the first, the C stand-in the second)
  *   --env-file files, then -e values, in order (later wins; `-e K` and a
  *            bare `K` line take the caller's K)
  *   HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy =

@@ -16,6 +16,10 @@
  *   FAKE_SBX_SIGNED_OUT=1    commands fail with `ERROR: Not authenticated`
  *   FAKE_SBX_HANG=CMD        this invocation of CMD hangs (cmd_fault.h)
  *   FAKE_SBX_HANG_MAX_S      bound of any hang, seconds (default 600)
+ *   FAKE_SBX_STOP_KILL=1     `daemon stop` SIGKILLs the sandboxes' processes
+ *                            (a VM switched off) instead of SIGTERM first
+ *   FAKE_SBX_CA_FILE         the TLS world's CA, trusted inside sandboxes
+ *                            (cmd_exec.h)
  *   FAKE_UV_AGENT            what the fake uv runs (uv.c)
  * Files in the state folder: state.json and lock (store.h), sandboxd.sock
  * and daemon.log (the daemon), detached.log (output of `exec -d`),

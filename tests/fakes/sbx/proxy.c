@@ -49,6 +49,7 @@ typedef struct conn {
     char host[256];
     int port;
     int is_connect;
+    int resp_head;      /* plain HTTP: the answer's head is still being read */
     pol_verdict v;
     char head[HEAD_MAX]; /* the request head; in DENIED, the inner request */
     size_t head_len;
@@ -350,6 +351,7 @@ static void on_head(proxy *p, conn *c, const char *end, int64_t now)
             return;
         }
         c->head_len = 0;
+        c->resp_head = 1;
         start_dial(p, c, now);
     } else {
         record(p, c);
@@ -442,8 +444,54 @@ static int pump(int from, int to, pbuf *b, int *from_eof, int *to_shut)
     return 0;
 }
 
+/* The upstream's answer to a plain request, its head rewritten: the
+ * hop-by-hop headers dropped and `Connection: close` added, so a pooling
+ * client knows this connection ends with the answer and does not send a
+ * second request into it. The head collects in c->head (free after the
+ * request went out). Once written, the rest is pumped as is. */
+static int read_resp_head(conn *c)
+{
+    size_t room = sizeof c->head - c->head_len;
+    ssize_t n = room ? read(c->ufd, c->head + c->head_len, room) : 0;
+    if (n < 0)
+        return errno == EAGAIN || errno == EINTR ? 0 : -1;
+    if (n == 0)
+        c->u_eof = 1;
+    c->head_len += (size_t)n;
+    const char *end = find_crlf2(c->head, c->head_len);
+    if (!end && !c->u_eof && c->head_len < sizeof c->head)
+        return 0;
+    c->resp_head = 0;
+    if (!end) /* no head at all: pass on what came */
+        return queue(&c->down, c->head, c->head_len);
+    const char *hdr_end = end + 2;
+    for (const char *h = c->head; h < hdr_end;) {
+        const char *nl = memchr(h, '\n', (size_t)(hdr_end - h));
+        size_t len = nl ? (size_t)(nl + 1 - h) : (size_t)(hdr_end - h);
+        if ((h == c->head || !hop_header(h, len)) && queue(&c->down, h, len) != 0)
+            return -1;
+        h += len;
+    }
+    static const char close_hdr[] = "Connection: close\r\n\r\n";
+    const char *body = end + 4;
+    if (queue(&c->down, close_hdr, sizeof close_hdr - 1) != 0 ||
+        queue(&c->down, body, (size_t)(c->head + c->head_len - body)) != 0)
+        return -1;
+    c->head_len = 0;
+    return 0;
+}
+
 static void step_tunnel(conn *c)
 {
+    if (c->resp_head && c->down.len == 0 && read_resp_head(c) != 0) {
+        c->dead = 1;
+        return;
+    }
+    if (c->resp_head) {
+        if (pump(c->cfd, c->ufd, &c->up, &c->c_eof, &c->u_shut) != 0)
+            c->dead = 1;
+        return;
+    }
     if (pump(c->cfd, c->ufd, &c->up, &c->c_eof, &c->u_shut) != 0 ||
         pump(c->ufd, c->cfd, &c->down, &c->u_eof, &c->c_shut) != 0 ||
         (c->c_eof && c->u_eof && c->up.len == 0 && c->down.len == 0))

@@ -13,7 +13,10 @@
  * - An absolute-form plain HTTP request (`GET http://h:p/x HTTP/1.1`, what
  *   libcurl sends to an HTTP proxy for http:// URLs): the same decision; an
  *   allowed one is forwarded in origin form with `Connection: close` (one
- *   request per connection keeps the fake simple), a denied one gets the 403.
+ *   request per connection keeps the fake simple), and the answer's head is
+ *   rewritten the same way (hop-by-hop headers dropped, `Connection: close`
+ *   added) so a pooling client (httpx) never reuses the connection the
+ *   proxy is about to end; a denied one gets the 403.
  * Every decision goes through the hooks: the daemon decides by the store's
  * policy and records what happened for `sbx policy log`.
  *
