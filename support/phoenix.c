@@ -786,10 +786,14 @@ static err_code validate(const phx_options *o, char *err)
                        "open_timeout_ms must be positive (phx_options_init sets them)");
     if (o->keepalive_s < 0 || o->keepalive_s > 16000)
         return err_set(err, ERR_USAGE, "phx_options.keepalive_s must be 0..16000");
-    if (o->backoff.base_ms < 0 || o->backoff.cap_ms < o->backoff.base_ms ||
-        !(o->backoff.jitter >= 0 && o->backoff.jitter <= 1))
+    const phx_backoff *b = &o->backoff;
+    if (b->base_ms < 0 || b->cap_ms < b->base_ms || !(b->jitter >= 0 && b->jitter <= 1))
         return err_set(err, ERR_USAGE, "phx_options.backoff: need 0 <= base_ms <= cap_ms "
                        "and 0 <= jitter <= 1");
+    if (b->restart_min_ms < 0 || b->restart_max_ms < b->restart_min_ms ||
+        b->later_min_ms < 0 || b->later_max_ms < b->later_min_ms)
+        return err_set(err, ERR_USAGE, "phx_options.backoff: need 0 <= restart_min_ms <= "
+                       "restart_max_ms and 0 <= later_min_ms <= later_max_ms");
     return ERR_OK;
 }
 
