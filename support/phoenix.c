@@ -16,8 +16,6 @@
 #define REF_SZ 24
 #define LEAVE_TIMEOUT_MS 5000
 #define CLOSE_WAIT_MS 2000
-/* A connection that lived this long restarts the backoff (section 8.2). */
-#define STABLE_MS 60000
 /* The longest single wait inside a blocking call, so deadlines are checked
  * often even if lws sleeps longer than asked. */
 #define SLICE_MS 100
@@ -667,7 +665,7 @@ static void connection_lost(phx_client *c)
         return;
     }
     emit_state(c, PHX_DISCONNECTED, code, reason, NULL);
-    if (uptime >= STABLE_MS)
+    if (uptime >= c->opts.backoff.stable_ms) /* section 8.2 */
         c->attempt = 0;
     switch (phx_close_classify(code)) {
     case PHX_CLOSE_FINAL:
@@ -791,9 +789,9 @@ static err_code validate(const phx_options *o, char *err)
         return err_set(err, ERR_USAGE, "phx_options.backoff: need 0 <= base_ms <= cap_ms "
                        "and 0 <= jitter <= 1");
     if (b->restart_min_ms < 0 || b->restart_max_ms < b->restart_min_ms ||
-        b->later_min_ms < 0 || b->later_max_ms < b->later_min_ms)
+        b->later_min_ms < 0 || b->later_max_ms < b->later_min_ms || b->stable_ms < 0)
         return err_set(err, ERR_USAGE, "phx_options.backoff: need 0 <= restart_min_ms <= "
-                       "restart_max_ms and 0 <= later_min_ms <= later_max_ms");
+                       "restart_max_ms, 0 <= later_min_ms <= later_max_ms, stable_ms >= 0");
     return ERR_OK;
 }
 

@@ -4,7 +4,7 @@ phx_backoff phx_backoff_default(void)
 {
     return (phx_backoff){.base_ms = 500, .cap_ms = 30000, .jitter = 0.5,
                          .restart_min_ms = 1000, .restart_max_ms = 5000,
-                         .later_min_ms = 30000, .later_max_ms = 60000};
+                         .later_min_ms = 30000, .later_max_ms = 60000, .stable_ms = 60000};
 }
 
 phx_close_kind phx_close_classify(int code)

@@ -37,6 +37,8 @@ typedef struct phx_backoff {
     double jitter; /* 0..1: share of the delay that is random; SDK 0.5 */
     int restart_min_ms, restart_max_ms; /* 1012 floor U(min, max); SDK 1000, 5000 */
     int later_min_ms, later_max_ms;     /* 1013 floor U(min, max); SDK 30000, 60000 */
+    int stable_ms; /* a connection that lived this long restarts the attempt
+                      count (phoenix.h, Reconnect); SDK 60000 */
 } phx_backoff;
 
 /* The SDK's defaults. A policy built field by field starts from these:

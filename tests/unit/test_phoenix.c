@@ -276,7 +276,8 @@ static void test_backoff_delays(void)
     phx_backoff sdk = phx_backoff_default();
     UNIT_CHECK(sdk.base_ms == 500 && sdk.cap_ms == 30000 && sdk.jitter == 0.5 &&
                    sdk.restart_min_ms == 1000 && sdk.restart_max_ms == 5000 &&
-                   sdk.later_min_ms == 30000 && sdk.later_max_ms == 60000,
+                   sdk.later_min_ms == 30000 && sdk.later_max_ms == 60000 &&
+                   sdk.stable_ms == 60000,
                "SDK defaults");
     /* equal jitter: d/2 with u=0, d with u->1 */
     static const int64_t lo[] = {250, 500, 1000, 2000, 4000, 8000, 15000, 15000};
