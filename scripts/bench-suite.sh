@@ -18,6 +18,8 @@
 # the number to compare when the machine is shared. --no-plain skips
 # BUILD_DIR (only the ASan figures).
 #
+# BENCH_KEEP=1 keeps the raw ctest logs and JUnit files.
+#
 # Nothing is built here: build first (scripts/bootstrap.sh). A missed target
 # prints MISSED and does not fail the script; a failed test does (exit 1,
 # after the figures), since a time measured over a broken suite means little.
@@ -61,7 +63,12 @@ done
 unset BAND_API_KEY_USER BAND_API_KEY BAND_REST_URL BAND_BASE_URL BAND_WS_URL
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/band-smoke-bench-suite-XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# BENCH_KEEP=1 keeps the ctest logs and JUnit files (the folder is printed).
+if [ "${BENCH_KEEP:-0}" = 1 ]; then
+    trap 'echo "bench-suite: raw files in $WORK"' EXIT
+else
+    trap 'rm -rf "$WORK"' EXIT
+fi
 FAILED=0
 
 load() { uptime | sed 's/.*load average[s]*: *//'; }
@@ -117,6 +124,13 @@ bench() {
             printf '%s %s\n' "$(printf '%s\n' $rest | median)" "$name"
         done | sort -rn | head -n 10 |
         awk -v m="$med" '{printf "    %7.2f s  %4.0f%%  %s\n", $1, (m > 0 ? 100 * $1 / m : 0), $2}'
+    # What -jJ could at best do with these tests: their sum over J. A
+    # RESOURCE_LOCK serialises its tests, so a locked group's sum is a floor too.
+    echo "  sum of the tests' times, run $RUNS, by first name part (a floor: sum / $JOBS):"
+    junit_times "$WORK/$tag.$RUNS.xml" |
+        awk '{split($2, p, "."); g[p[1]] += $1; all += $1}
+             END {for (k in g) printf "    %7.1f s  %s.*\n", g[k], k; printf "    %7.1f s  all\n", all}' |
+        sort -rn
 
     if [ "$CPU" = 1 ]; then
         echo "  one serial pass, each test alone: the ten with the most CPU (user+sys)"
