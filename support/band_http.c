@@ -498,13 +498,15 @@ static err_code attempt(band_http *h, const band_http_request *rq, long timeout_
 
 /* ---- retries -------------------------------------------------------------- */
 
-static long backoff_ms(int attempts)
+static long backoff_ms(const band_http_request *rq, int attempts)
 {
-    long step = BAND_HTTP_RETRY_BASE_MS;
-    for (int i = 1; i < attempts && step < BAND_HTTP_RETRY_CAP_MS; i++)
+    long base = rq->retry_base_ms > 0 ? rq->retry_base_ms : BAND_HTTP_RETRY_BASE_MS;
+    long cap = rq->retry_cap_ms > 0 ? rq->retry_cap_ms : BAND_HTTP_RETRY_CAP_MS;
+    long step = base;
+    for (int i = 1; i < attempts && step < cap; i++)
         step *= 2;
-    if (step > BAND_HTTP_RETRY_CAP_MS)
-        step = BAND_HTTP_RETRY_CAP_MS;
+    if (step > cap)
+        step = cap;
     unsigned int r = 0;
     if (RAND_bytes((unsigned char *)&r, sizeof r) != 1)
         r = 0; /* no jitter is better than no retry */
@@ -523,11 +525,11 @@ static long retry_wait(const band_http_request *rq, err_code rc, const outcome *
             return -1;
         if ((s == 429 || s == 503) && o->retry_after_ms > 0)
             return o->retry_after_ms;
-        return backoff_ms(attempts);
+        return backoff_ms(rq, attempts);
     }
     if ((rc == ERR_NETWORK || rc == ERR_TIMEOUT) && o->transient &&
         (rq->repeatable || !o->sent))
-        return backoff_ms(attempts);
+        return backoff_ms(rq, attempts);
     return -1;
 }
 

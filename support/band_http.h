@@ -91,6 +91,8 @@ typedef struct band_http_request {
     int repeatable;     /* 1: harmless to send twice (reads, deletes); 0: sent
                            again only when it provably never left this host
                            (connection refused, name not resolved) */
+    long retry_base_ms; /* first backoff step; 0 = BAND_HTTP_RETRY_BASE_MS */
+    long retry_cap_ms;  /* largest backoff step; 0 = BAND_HTTP_RETRY_CAP_MS */
 } band_http_request;
 
 /* What the exchange ended with. The body belongs to the handle: it stays
@@ -111,8 +113,8 @@ typedef struct band_http_response {
  * the budget allows: HTTP 408, 429 and 5xx (when repeatable), and
  * connection failures that can pass (refused, reset, DNS, one attempt's
  * timeout; for a non-repeatable request only those that prove it never
- * left). Waits double from BAND_HTTP_RETRY_BASE_MS to
- * BAND_HTTP_RETRY_CAP_MS, each a random point in the upper half of its
+ * left). Waits double from rq->retry_base_ms to rq->retry_cap_ms (by
+ * default BAND_HTTP_RETRY_BASE_MS to BAND_HTTP_RETRY_CAP_MS), each a random point in the upper half of its
  * step so clients that failed together do not return together; a 429 or
  * 503 with Retry-After (seconds or a date) waits exactly that long
  * instead. A wait that would pass the deadline is not taken.

@@ -41,6 +41,8 @@ band_options band_options_default(void)
     memset(&o, 0, sizeof o);
     o.timeout_ms = DEFAULT_TIMEOUT_MS;
     o.connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
+    o.retry_base_ms = BAND_HTTP_RETRY_BASE_MS;
+    o.retry_cap_ms = BAND_HTTP_RETRY_CAP_MS;
     return o;
 }
 
@@ -50,6 +52,8 @@ static err_code check_options(const band_options *o, char *err)
         return err_set(err, ERR_USAGE, "Band timeouts must be positive");
     if (o->max_retries < 0 || o->max_retries > BAND_MAX_RETRIES)
         return err_set(err, ERR_USAGE, "Band max_retries must be 0..%d", BAND_MAX_RETRIES);
+    if (o->retry_base_ms <= 0 || o->retry_cap_ms < o->retry_base_ms)
+        return err_set(err, ERR_USAGE, "Band retry backoff needs 0 < retry_base_ms <= retry_cap_ms");
     return ERR_OK;
 }
 
@@ -181,7 +185,8 @@ static request make_request(const band_client *c, const char *method, const char
                             const char *json, int creates)
 {
     request rq = {{method, path, json, c->opts.timeout_ms, c->opts.max_retries,
-                   !creates || c->opts.retry_creates},
+                   !creates || c->opts.retry_creates, c->opts.retry_base_ms,
+                   c->opts.retry_cap_ms},
                   0};
     return rq;
 }

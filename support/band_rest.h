@@ -38,7 +38,8 @@
  * never past its deadline, when the server answers 408, 429 or 5xx or the
  * connection fails in a way that can pass (refused, reset, DNS, timeout of
  * one attempt). The wait doubles from 500 ms up to 8 s with jitter (a
- * random point in the upper half; band_http.h has the constants), except
+ * random point in the upper half; options.retry_base_ms and retry_cap_ms,
+ * band_http.h has the constants), except
  * that a 429 or 503 with Retry-After waits exactly that long; when that is
  * longer than what is left of the deadline the call fails at once with the
  * 429/503. Which calls may be retried:
@@ -94,6 +95,11 @@ typedef struct band_options {
     int max_retries;
     /* 1: retry creating calls too, as reads are. Default 0. */
     int retry_creates;
+    /* Backoff between retries: the first wait's step and the largest one.
+     * 0 < base <= cap. Default BAND_HTTP_RETRY_BASE_MS (500) and
+     * BAND_HTTP_RETRY_CAP_MS (8000), the SDK's; tests compress them. */
+    long retry_base_ms;
+    long retry_cap_ms;
     /* Where curl's verbose trace goes, redacted (header lines masked,
      * bodies and TLS records dropped; band_http.h). NULL = no trace.
      * Not owned; must outlive the client. */

@@ -17,8 +17,6 @@
 #define REF_SZ 24
 #define LEAVE_TIMEOUT_MS 5000
 #define CLOSE_WAIT_MS 2000
-/* A connection that lived this long restarts the backoff (section 8.2). */
-#define STABLE_MS 60000
 /* The longest single wait inside a blocking call, so deadlines are checked
  * often even if lws sleeps longer than asked. */
 #define SLICE_MS 100
@@ -672,7 +670,7 @@ static void connection_lost(phx_client *c)
         return;
     }
     emit_state(c, PHX_DISCONNECTED, code, reason, NULL);
-    if (uptime >= STABLE_MS)
+    if (uptime >= c->opts.backoff.stable_ms) /* section 8.2 */
         c->attempt = 0;
     switch (phx_close_classify(code)) {
     case PHX_CLOSE_FINAL:
@@ -791,10 +789,14 @@ static err_code validate(const phx_options *o, char *err)
                        "open_timeout_ms must be positive (phx_options_init sets them)");
     if (o->keepalive_s < 0 || o->keepalive_s > 16000)
         return err_set(err, ERR_USAGE, "phx_options.keepalive_s must be 0..16000");
-    if (o->backoff.base_ms < 0 || o->backoff.cap_ms < o->backoff.base_ms ||
-        !(o->backoff.jitter >= 0 && o->backoff.jitter <= 1))
+    const phx_backoff *b = &o->backoff;
+    if (b->base_ms < 0 || b->cap_ms < b->base_ms || !(b->jitter >= 0 && b->jitter <= 1))
         return err_set(err, ERR_USAGE, "phx_options.backoff: need 0 <= base_ms <= cap_ms "
                        "and 0 <= jitter <= 1");
+    if (b->restart_min_ms < 0 || b->restart_max_ms < b->restart_min_ms ||
+        b->later_min_ms < 0 || b->later_max_ms < b->later_min_ms || b->stable_ms < 0)
+        return err_set(err, ERR_USAGE, "phx_options.backoff: need 0 <= restart_min_ms <= "
+                       "restart_max_ms, 0 <= later_min_ms <= later_max_ms, stable_ms >= 0");
     return ERR_OK;
 }
 

@@ -78,7 +78,9 @@
  * drops that topic (PHX_REJOIN_FAILED), a rejoin that times out is retried
  * on the next reconnect. PHX_RECONNECTED comes once every rejoin has an
  * answer. The backoff attempt count restarts after a connection that
- * lived at least 60 s.
+ * lived at least backoff.stable_ms (60 s). Every reconnect duration is an
+ * option (heartbeat_ms, keepalive_s, backoff.*), so a test or a rehearsal
+ * can run this logic compressed.
  *
  * Secrets. api_key is registered with redact at phx_client_new and goes
  * both in the query (api_key=) and the x-api-key header. Every log line,

@@ -2,7 +2,9 @@
 
 phx_backoff phx_backoff_default(void)
 {
-    return (phx_backoff){.base_ms = 500, .cap_ms = 30000, .jitter = 0.5};
+    return (phx_backoff){.base_ms = 500, .cap_ms = 30000, .jitter = 0.5,
+                         .restart_min_ms = 1000, .restart_max_ms = 5000,
+                         .later_min_ms = 30000, .later_max_ms = 60000, .stable_ms = 60000};
 }
 
 phx_close_kind phx_close_classify(int code)
@@ -17,6 +19,14 @@ phx_close_kind phx_close_classify(int code)
 static double clamp01(double v)
 {
     return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+/* U(min, max) from draw u; nonsense bounds clamp (negative = 0, max < min = min). */
+static double floor_between(int min_ms, int max_ms, double u)
+{
+    double lo = min_ms > 0 ? min_ms : 0;
+    double hi = max_ms > lo ? max_ms : lo;
+    return lo + clamp01(u) * (hi - lo);
 }
 
 int64_t phx_backoff_delay_ms(const phx_backoff *policy, unsigned attempt, int code,
@@ -34,8 +44,8 @@ int64_t phx_backoff_delay_ms(const phx_backoff *policy, unsigned attempt, int co
     double delay = d * (1 - jitter) + clamp01(u1) * d * jitter;
     double floor = 0;
     if (code == 1012)
-        floor = 1000 + clamp01(u2) * 4000;
+        floor = floor_between(policy->restart_min_ms, policy->restart_max_ms, u2);
     else if (code == 1013)
-        floor = 30000 + clamp01(u2) * 30000;
+        floor = floor_between(policy->later_min_ms, policy->later_max_ms, u2);
     return (int64_t)(delay > floor ? delay : floor);
 }

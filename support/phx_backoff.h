@@ -14,7 +14,9 @@
  *   jittered = d * (1 - jitter) + u1 * d * jitter    (jitter 0.5 = the SDK's
  *                                                      "equal jitter")
  *   then raised to a floor for 1012 (U(1,5) s, server restart) and 1013
- *   (U(30,60) s, try again later), drawn with u2.
+ *   (U(30,60) s, try again later), drawn with u2. The floors are policy
+ *   fields like the rest, so a test can run the same policy compressed;
+ *   phx_backoff_default() holds the SDK's numbers.
  * The SDK's rapid-disconnect hold-down (2 s / 10 s / cooldown minimums
  * after repeated disconnects within 60 s) is not modelled.
  */
@@ -33,9 +35,14 @@ typedef struct phx_backoff {
     int base_ms;   /* first delay before jitter; SDK 500 */
     int cap_ms;    /* largest delay before the close-code floor; SDK 30000 */
     double jitter; /* 0..1: share of the delay that is random; SDK 0.5 */
+    int restart_min_ms, restart_max_ms; /* 1012 floor U(min, max); SDK 1000, 5000 */
+    int later_min_ms, later_max_ms;     /* 1013 floor U(min, max); SDK 30000, 60000 */
+    int stable_ms; /* a connection that lived this long restarts the attempt
+                      count (phoenix.h, Reconnect); SDK 60000 */
 } phx_backoff;
 
-/* The SDK's defaults. */
+/* The SDK's defaults. A policy built field by field starts from these:
+ * a floor left at 0 is no floor. */
 phx_backoff phx_backoff_default(void);
 
 /* How to treat a lost connection whose close frame carried `code`
@@ -45,7 +52,8 @@ phx_close_kind phx_close_classify(int code);
 /* The delay before attempt `attempt` (0 = first) after a loss with close
  * code `code`. u1, u2 are uniform draws in [0, 1); values outside are
  * clamped. Out-of-range policy fields are clamped too (a negative base is
- * 0, a jitter above 1 is 1), so the result is always in [0, max(cap, 60 s)]. */
+ * 0, a jitter above 1 is 1, a floor's max below its min is its min), so the
+ * result is always in [0, the largest of cap and the floors' max]. */
 int64_t phx_backoff_delay_ms(const phx_backoff *policy, unsigned attempt, int code,
                              double u1, double u2);
 

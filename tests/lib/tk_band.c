@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "tk.h"
+#include "tk_wait.h"
 
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -194,19 +195,8 @@ int tk_band_start2(tk_band *b, const char *user_key, const char *user_key2)
 /* waitpid with a deadline; the exit status, or -1 when it is still running. */
 static int wait_exit(pid_t pid, long timeout_ms)
 {
-    long deadline = now_ms() + timeout_ms;
-    for (;;) {
-        int status;
-        pid_t got = waitpid(pid, &status, WNOHANG);
-        if (got == pid)
-            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        if (got < 0)
-            return errno == ECHILD ? 0 : -1;
-        if (now_ms() >= deadline)
-            return -1;
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    int status = tk_wait_child(pid, (int)timeout_ms);
+    return status == -2 ? 0 : status; /* already reaped: gone */
 }
 
 int tk_band_stop(tk_band *b)

@@ -452,7 +452,8 @@ static void test_client_refusals(void)
     band_client *c = (band_client *)&c; /* junk, to see failures reset it */
     char err[ERR_BUFSZ];
     band_options o = band_options_default();
-    UNIT_CHECK(o.timeout_ms == 30000 && o.max_retries == 0 && o.retry_creates == 0,
+    UNIT_CHECK(o.timeout_ms == 30000 && o.max_retries == 0 && o.retry_creates == 0 &&
+                   o.retry_base_ms == 500 && o.retry_cap_ms == 8000,
                "documented defaults");
 
     static const char *const prod[] = {"https://app.band.ai", "https://APP.band.ai/",
@@ -471,6 +472,13 @@ static void test_client_refusals(void)
     o = band_options_default();
     o.max_retries = BAND_MAX_RETRIES + 1;
     UNIT_CHECK(band_client_new("https://s.example", CANARY, &o, &c, err) == ERR_USAGE, "retries");
+    o = band_options_default();
+    o.retry_cap_ms = o.retry_base_ms - 1;
+    UNIT_CHECK(band_client_new("https://s.example", CANARY, &o, &c, err) == ERR_USAGE &&
+                   has(err, "retry_base_ms"), "backoff cap below its base: %s", err);
+    o.retry_base_ms = 0;
+    UNIT_CHECK(band_client_new("https://s.example", CANARY, &o, &c, err) == ERR_USAGE,
+               "no backoff at all");
     UNIT_CHECK(band_client_new("https://s.example", CANARY, NULL, NULL, err) == ERR_USAGE, "no out");
     UNIT_CHECK(!has(err, CANARY), "no message names the key");
 
@@ -793,10 +801,15 @@ static void test_wire_protocol_errors_keep_ids(void)
 
 /* ---- no server at all ------------------------------------------------------------ */
 
+/* The SDK's backoff, compressed: the defaults' own numbers are checked in
+ * client_refusals, the doubling and the jitter here, a tenth as long. */
+#define FAST_RETRY_BASE_MS 50
+
 static void test_refused_is_network_and_retried(void)
 {
     band_options o = band_options_default();
     o.max_retries = 2;
+    o.retry_base_ms = FAST_RETRY_BASE_MS;
     band_client *c = NULL;
     char base[64], err[ERR_BUFSZ] = "";
     base_url(base, sizeof base, closed_port());
@@ -807,9 +820,9 @@ static void test_refused_is_network_and_retried(void)
     UNIT_CHECK(rc == ERR_NETWORK, "refused is a network error: %d %s", rc, err);
     UNIT_CHECK(has(err, "GET /api/v1/agent/me: ") && has(err, "(3 attempts)"), "message: %s", err);
     UNIT_CHECK(r->attempts == 3 && r->status == 0, "1 + 2 retries, no status: %d", r->attempts);
-    /* two waits: one in [250, 500], one in [500, 1000] */
-    UNIT_CHECK(r->waited_ms >= 750 && r->waited_ms <= 1500, "backoff with jitter: %lld ms",
-               (long long)r->waited_ms);
+    /* two waits: one in [base/2, base], one in [base, 2 base] */
+    UNIT_CHECK(r->waited_ms >= 3 * FAST_RETRY_BASE_MS / 2 && r->waited_ms <= 3 * FAST_RETRY_BASE_MS,
+               "backoff with jitter: %lld ms", (long long)r->waited_ms);
 
     /* A create that provably never left may be sent again. */
     band_new_agent agent;
@@ -868,6 +881,7 @@ static band_options retrying(int max_retries, long timeout_ms)
     band_options o = band_options_default();
     o.max_retries = max_retries;
     o.timeout_ms = timeout_ms;
+    o.retry_base_ms = FAST_RETRY_BASE_MS;
     return o;
 }
 
@@ -1199,8 +1213,8 @@ static void test_flow_retries_500_then_success(void)
     const band_result *r = band_last_result(patient);
     UNIT_CHECK(rc == ERR_OK && r->attempts == 3 && r->status == 200,
                "two 500s then a page: %d, %d attempts, %s", rc, r->attempts, err);
-    UNIT_CHECK(r->waited_ms >= 750 && r->waited_ms <= 1500, "backoff 250-500 + 500-1000: %lld",
-               (long long)r->waited_ms);
+    UNIT_CHECK(r->waited_ms >= 3 * FAST_RETRY_BASE_MS / 2 && r->waited_ms <= 3 * FAST_RETRY_BASE_MS,
+               "backoff base/2..base + base..2 base: %lld", (long long)r->waited_ms);
     band_agent_page_free(&page);
 
     UNIT_CHECK(tk_band_control(&b, "{\"action\":\"fail_rest\",\"count\":1,\"status\":500}") == 200,
@@ -1313,7 +1327,8 @@ static void test_flow_refused_then_recovers(void)
     band_client *plain = fake_client(&b, b.user_key, NULL);
     char err[ERR_BUFSZ] = "";
     band_profile p;
-    UNIT_CHECK(tk_band_control(&b, "{\"action\":\"refuse\",\"seconds\":2}") == 200, "plan");
+    /* 1 s of refusals; six retries wait at least 25+50+...+800 = 1575 ms */
+    UNIT_CHECK(tk_band_control(&b, "{\"action\":\"refuse\",\"seconds\":1}") == 200, "plan");
     err_code rc = band_get_profile(plain, &p, err);
     UNIT_CHECK(rc == ERR_NETWORK, "refused connections are a network error: %d %s", rc, err);
     rc = band_get_profile(patient, &p, err);

@@ -274,7 +274,11 @@ static void test_close_codes(void)
 static void test_backoff_delays(void)
 {
     phx_backoff sdk = phx_backoff_default();
-    UNIT_CHECK(sdk.base_ms == 500 && sdk.cap_ms == 30000 && sdk.jitter == 0.5, "SDK defaults");
+    UNIT_CHECK(sdk.base_ms == 500 && sdk.cap_ms == 30000 && sdk.jitter == 0.5 &&
+                   sdk.restart_min_ms == 1000 && sdk.restart_max_ms == 5000 &&
+                   sdk.later_min_ms == 30000 && sdk.later_max_ms == 60000 &&
+                   sdk.stable_ms == 60000,
+               "SDK defaults");
     /* equal jitter: d/2 with u=0, d with u->1 */
     static const int64_t lo[] = {250, 500, 1000, 2000, 4000, 8000, 15000, 15000};
     for (unsigned n = 0; n < 8; n++) {
@@ -285,9 +289,9 @@ static void test_backoff_delays(void)
     }
     UNIT_CHECK(phx_backoff_delay_ms(&sdk, 4000000000u, 1011, 1.0, 0) == 30000,
                "a huge attempt count stays at the cap");
-    phx_backoff none = {100, 1000, 0.0};
+    phx_backoff none = {.base_ms = 100, .cap_ms = 1000, .jitter = 0.0};
     UNIT_CHECK(phx_backoff_delay_ms(&none, 2, 0, 0.7, 0) == 400, "no jitter: exact");
-    phx_backoff odd = {-5, -1, 7.0};
+    phx_backoff odd = {.base_ms = -5, .cap_ms = -1, .jitter = 7.0};
     UNIT_CHECK(phx_backoff_delay_ms(&odd, 3, 0, 0.5, 0) == 0, "nonsense policy clamps to 0");
 }
 
@@ -301,6 +305,22 @@ static void test_backoff_close_code_floors(void)
     UNIT_CHECK(phx_backoff_delay_ms(&sdk, 9, 1012, 1, 0) == 30000,
                "the floor only raises a delay");
     UNIT_CHECK(phx_backoff_delay_ms(&sdk, 0, 1011, 0, 0.9) == 250, "1011 has no floor");
+    /* the floors are policy: a compressed one keeps the shape */
+    phx_backoff fast = sdk;
+    fast.restart_min_ms = 100, fast.restart_max_ms = 500;
+    fast.later_min_ms = 3000, fast.later_max_ms = 6000;
+    fast.base_ms = 10;
+    UNIT_CHECK(phx_backoff_delay_ms(&fast, 0, 1012, 0, 0) == 100 &&
+                   phx_backoff_delay_ms(&fast, 0, 1012, 0, 0.5) == 300 &&
+                   phx_backoff_delay_ms(&fast, 0, 1013, 0, 0.999999) >= 5999,
+               "compressed floors");
+    phx_backoff bad = fast;
+    bad.restart_min_ms = -7, bad.restart_max_ms = -9;
+    bad.later_min_ms = 400, bad.later_max_ms = 100;
+    int64_t restart = phx_backoff_delay_ms(&bad, 0, 1012, 0, 1);
+    int64_t later = phx_backoff_delay_ms(&bad, 0, 1013, 0, 1);
+    UNIT_CHECK(restart == 5 && later == 400, "nonsense floors clamp: %lld %lld",
+               (long long)restart, (long long)later);
 }
 
 /* ---- client: options and offline behaviour ------------------------------ */
@@ -323,6 +343,10 @@ static void test_client_rejects_bad_options(void)
     o.heartbeat_ms = 1000;
     o.backoff.jitter = 1.5;
     UNIT_CHECK(phx_client_new(&o, &c, err) == ERR_USAGE, "jitter above 1");
+    o.backoff = phx_backoff_default();
+    o.backoff.restart_max_ms = 999;
+    UNIT_CHECK(phx_client_new(&o, &c, err) == ERR_USAGE && strstr(err, "restart_min_ms"),
+               "1012 floor max below its min: %s", err);
     o.backoff = phx_backoff_default();
     o.ws_url = "https://127.0.0.1:9/socket";
     UNIT_CHECK(phx_client_new(&o, &c, err) == ERR_CONFIG, "not a ws URL: %s", err);
@@ -461,6 +485,11 @@ static void service_all(phx_client *const *cs, int n, int slice_ms)
             service_all(cs, n, 10);                                                       \
     } while (0)
 
+#define WORLD_BACKOFF_BASE_MS 100
+#define WORLD_BACKOFF_CAP_MS 300
+#define WORLD_RESTART_MIN_MS 300
+#define WORLD_RESTART_MAX_MS 600
+
 /* A fake Band with a user, an agent and a room holding both. */
 typedef struct world {
     tk_band band;
@@ -553,7 +582,9 @@ static void control(world *w, const char *json)
 }
 
 /* Options for a client of this world: the agent when as_agent, else the
- * first user; short timeouts so failures show fast. */
+ * first user; short timeouts so failures show fast, and the SDK's
+ * reconnect policy compressed (a fifth of its first delay, a tenth of its
+ * 1012 floor) so a recovery runs the same logic without the real wait. */
 static phx_options world_options(world *w, int as_agent, recorder *rec)
 {
     phx_options o;
@@ -563,7 +594,10 @@ static phx_options world_options(world *w, int as_agent, recorder *rec)
     o.agent_id = as_agent ? w->agent_id : NULL;
     o.join_timeout_ms = 3000;
     o.open_timeout_ms = 3000;
-    o.backoff.cap_ms = 1000;
+    o.backoff.base_ms = WORLD_BACKOFF_BASE_MS;
+    o.backoff.cap_ms = WORLD_BACKOFF_CAP_MS;
+    o.backoff.restart_min_ms = WORLD_RESTART_MIN_MS;
+    o.backoff.restart_max_ms = WORLD_RESTART_MAX_MS;
     o.on_push = rec_push;
     o.on_state = rec_state;
     o.ud = rec;
@@ -687,14 +721,19 @@ static void test_client_leave(void)
                "not joined after leaving");
     UNIT_CHECK(phx_leave(user, w.topic_chat, 0, err) == ERR_NOTFOUND, "leave twice");
     send_mention(&w, "after-leave");
-    phx_client *one[] = {user};
-    int got;
-    PUMP_UNTIL(got, one, 1, 500, r.npushes > 0);
-    UNIT_CHECK(!got, "no push after leaving (%d)", r.npushes);
     /* and the topic can be joined again, with a new join_ref */
     UNIT_CHECK(join_ok(user, w.topic_chat), "rejoin after leave");
     UNIT_CHECK(strcmp(phx_join_ref(user, w.topic_chat), "3") == 0,
                "refs keep counting (join 1, leave 2, join 3): %s", phx_join_ref(user, w.topic_chat));
+    /* Band fans a room's messages out in order: once the one sent after the
+     * rejoin is in, the one sent while away would have come before it. */
+    send_mention(&w, "after-rejoin");
+    phx_client *one[] = {user};
+    int got;
+    PUMP_UNTIL(got, one, 1, 5000, count_pushes(&r, w.topic_chat, NULL, "after-rejoin") > 0);
+    UNIT_CHECK(got, "pushes flow again after the rejoin");
+    UNIT_CHECK(count_pushes(&r, NULL, NULL, "after-leave") == 0,
+               "no push of what was sent while away (%d pushes)", r.npushes);
 out:
     phx_client_free(user);
     world_stop(&w);
@@ -708,7 +747,7 @@ static void test_client_heartbeat(void)
     if (!world_start(&w, 0))
         goto out;
     phx_options o = world_options(&w, 0, &r);
-    o.heartbeat_ms = 200;
+    o.heartbeat_ms = 100;
     user = start_client(&o, &r);
     if (!user || !join_ok(user, w.topic_chat))
         goto out;
@@ -716,7 +755,7 @@ static void test_client_heartbeat(void)
     phx_stats st;
     int ok;
     PUMP_UNTIL(ok, one, 1, 3000, (phx_stats_get(user, &st), st.heartbeat_replies >= 4));
-    UNIT_CHECK(ok, "4 heartbeat replies within 3 s (sent %u, replies %u)", st.heartbeats_sent,
+    UNIT_CHECK(ok, "4 heartbeat replies (one per 100 ms) within 3 s (sent %u, replies %u)", st.heartbeats_sent,
                st.heartbeat_replies);
     UNIT_CHECK(st.heartbeats_sent >= st.heartbeat_replies &&
                    st.heartbeats_sent <= st.heartbeat_replies + 1,
@@ -782,8 +821,8 @@ static void expect_recovery(const char *fault, int want_code, int within_ms)
                "%s: stats gen %u disc %u code %d", fault, st.generation, st.disconnects,
                st.last_close_code);
     if (want_code == 1002)
-        UNIT_CHECK(took >= 1000, "1012 (seen as 1002) waits at least 1 s (%lld ms)",
-                   (long long)took);
+        UNIT_CHECK(took >= WORLD_RESTART_MIN_MS, "1012 (seen as 1002) waits at least the 1012 "
+                   "floor, %d ms (%lld ms)", WORLD_RESTART_MIN_MS, (long long)took);
     send_mention(&w, "marker:after-reconnect");
     PUMP_UNTIL(ok, one, 1, 5000, count_pushes(&r, w.topic_chat, "message_created",
                                               "marker:after-reconnect") == 1);
@@ -807,7 +846,7 @@ static void test_client_recovers_from_1011(void)
  * pins that, so an lws upgrade that fixes it shows up here. */
 static void test_client_recovers_from_1012(void)
 {
-    expect_recovery("{\"action\":\"close\",\"code\":1012,\"reason\":\"restart\"}", 1002, 8000);
+    expect_recovery("{\"action\":\"close\",\"code\":1012,\"reason\":\"restart\"}", 1002, 5000);
 }
 
 static void test_client_recovers_after_refusals(void)
@@ -822,7 +861,7 @@ static void test_client_recovers_after_refusals(void)
     if (!agent || !agent_joins(&w, agent))
         goto out;
     int64_t t0 = clock_mono_ms();
-    control(&w, "{\"action\":\"refuse\",\"seconds\":3}");
+    control(&w, "{\"action\":\"refuse\",\"seconds\":1}");
     control(&w, "{\"action\":\"drop_ws\"}");
     phx_client *one[] = {agent};
     int ok;
@@ -830,9 +869,9 @@ static void test_client_recovers_after_refusals(void)
     int64_t took = clock_mono_ms() - t0;
     phx_stats st;
     phx_stats_get(agent, &st);
-    UNIT_CHECK(ok, "reconnected within 10 s after 3 s of refusals (%lld ms, %u failures)",
+    UNIT_CHECK(ok, "reconnected within 10 s after 1 s of refusals (%lld ms, %u failures)",
                (long long)took, st.connect_failures);
-    UNIT_CHECK(took >= 2900, "not before the refusals ended (%lld ms)", (long long)took);
+    UNIT_CHECK(took >= 900, "not before the refusals ended (%lld ms)", (long long)took);
     UNIT_CHECK(st.connect_failures >= 2, "refused attempts counted: %u", st.connect_failures);
     UNIT_CHECK(count_states(&r, PHX_DISCONNECTED) == 1,
                "one DISCONNECTED for one lost connection, however many failed attempts");
@@ -872,8 +911,8 @@ static void expect_final(const char *fault, int code, const char *reason_has)
                "%s: phx_service says closed: %s", fault, err);
     UNIT_CHECK(phx_join(user, "chat_room:x", 100, err) == ERR_CLOSED, "%s: join after the end",
                fault);
-    /* give a wrong reconnect time to happen: the backoff cap is 1 s */
-    int64_t until = clock_mono_ms() + 1500;
+    /* give a wrong reconnect time to happen: three times the backoff cap */
+    int64_t until = clock_mono_ms() + 3 * WORLD_BACKOFF_CAP_MS;
     while (clock_mono_ms() < until)
         service_all(one, 1, 50);
     UNIT_CHECK(tk_band_stat(&w.band, "upgrade_attempts") == upgrades,
@@ -939,6 +978,7 @@ static void test_client_closed_port_fails_in_time(void)
     o.ws_url = "ws://127.0.0.1:9/api/v1/socket/websocket"; /* discard: closed here */
     o.api_key = "closed-port-key-0001";
     o.max_attempts = 3;
+    o.backoff.base_ms = WORLD_BACKOFF_BASE_MS; /* the same give-up, without the SDK's waits */
     o.on_state = rec_state;
     o.ud = &r;
     phx_client *c = start_client(&o, &r);

@@ -23,6 +23,7 @@
 #include "tk_band.h"
 #include "tk_sbx.h"
 #include "tk_run.h"
+#include "tk_wait.h"
 #include "unit.h"
 
 #include <fcntl.h>
@@ -92,15 +93,10 @@ static void stop_child(world *w)
     if (w->child <= 0)
         return;
     kill(w->child, SIGTERM);
-    for (int i = 0; i < 50; i++) {
-        if (waitpid(w->child, NULL, WNOHANG) == w->child) {
-            w->child = 0;
-            return;
-        }
-        nap_ms(100);
+    if (tk_wait_child(w->child, 5000) == -1) {
+        kill(w->child, SIGKILL);
+        waitpid(w->child, NULL, 0);
     }
-    kill(w->child, SIGKILL);
-    waitpid(w->child, NULL, 0);
     w->child = 0;
 }
 
@@ -463,21 +459,26 @@ out:
     world_close(&w);
 }
 
-/* The real agent, slowed down by the fake (every REST answer held 1.5 s),
- * and every socket dropped while the probe waits: the probe's own send
- * ends at about 1.5 s, the agent's reply cannot come before about 4.5 s,
- * the drop lands at 2.5 s. */
+/* The real agent, slowed down by the fake (every REST answer held
+ * SLOW_REST_MS), and every socket dropped while the probe waits: the
+ * probe's own send ends at about SLOW_REST_MS, the agent's reply cannot
+ * come before about three of them (mark, reply, mark), the drop lands in
+ * between, at DROP_AT_MS. */
+#define SLOW_REST_MS 800
+#define DROP_AT_MS 1400
 static void test_dropped_socket_with_a_slow_agent(void)
 {
     world w;
     if (!world_open(&w) || !start_stand_in(&w))
         goto out;
-    UNIT_CHECK(tk_band_control(&w.band, "{\"action\":\"delay\",\"ms\":1500}") == 200, "delay");
+    char delay[64];
+    snprintf(delay, sizeof delay, "{\"action\":\"delay\",\"ms\":%d}", SLOW_REST_MS);
+    UNIT_CHECK(tk_band_control(&w.band, delay) == 200, "delay");
     fflush(NULL);
     pid_t dropper = fork();
     if (dropper == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        nap_ms(2500);
+        nap_ms(DROP_AT_MS);
         child_control(&w, "{\"action\":\"drop_ws\"}");
         _exit(0);
     }
@@ -628,7 +629,7 @@ static void test_cli_initial_phase(void)
 
     /* no agent answers now: the attempt is recorded as failed all the same */
     stop_child(&w);
-    cli_env(&c, &w, 2);
+    cli_env(&c, &w, 1);
     status = smoke(&c, &r, "initial", "--again");
     UNIT_CHECK(status == 1 && strstr(r.output, "FAILED phase.05.initial") &&
                    strstr(r.output, "did not process message"),

@@ -387,7 +387,7 @@ static void expect_timeout(world *w, const char *what)
     int64_t t0 = clock_mono_ms();
     err_code rc = prepare(w, &o, err);
     int64_t took = clock_mono_ms() - t0;
-    UNIT_CHECK(rc == ERR_TIMEOUT && strstr(err, "did not answer within 2 s"),
+    UNIT_CHECK(rc == ERR_TIMEOUT && strstr(err, "did not answer within 1 s"),
                "%s: rc %d: %s", what, rc, err);
     UNIT_CHECK(took < 10000, "%s: gave up after %lld ms", what, (long long)took);
 }
@@ -395,14 +395,14 @@ static void expect_timeout(world *w, const char *what)
 static void test_hung_sbx_times_out(void)
 {
     world w;
-    world_open(&w, 2000);
+    world_open(&w, 1000);
     proc_result r;
     tk_sbx_run(&w.sbx, &r, "_fault", "hang", "ls", NULL);
     proc_result_free(&r);
     expect_timeout(&w, "a wedged `sbx ls`");
     world_close(&w);
 
-    world_open(&w, 2000);
+    world_open(&w, 1000);
     tk_sbx_setenv(&w.sbx, "FAKE_SBX_HANG=exec");
     expect_timeout(&w, "a hanging `sbx exec`");
     world_close(&w);

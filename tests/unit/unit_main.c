@@ -1,9 +1,23 @@
 /* The runner every unit-NAME executable shares: one suite, its cases in
- * order, CUnit's verbose basic interface, exit 1 on any failure record. */
+ * order, CUnit's verbose basic interface, exit 1 on any failure record.
+ *
+ *   unit-NAME                 every case
+ *   unit-NAME CASE...         these cases (an unknown name is an error)
+ *   unit-NAME --part K/N      every N-th case from the K-th (1 <= K <= N):
+ *                             the N parts together run every case once, so
+ *                             ctest can run one binary as N parallel tests
+ *                             without a second list of its cases
+ *   unit-NAME --list          the case names, one a line
+ *
+ * Each case's wall time is printed after it ("time: N ms"): where a
+ * binary's seconds go, for scripts/bench-suite.sh's readers. */
 #include "unit.h"
+
+#include "clock.h"
 
 #include <CUnit/Basic.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 int unit_check(int ok, int line, const char *file, const char *fmt, ...)
@@ -21,15 +35,99 @@ int unit_check(int ok, int line, const char *file, const char *fmt, ...)
     return 0;
 }
 
+/* The one piece of runner state CUnit's setup/teardown hooks need: they
+ * take no argument. */
+static int64_t case_started_ms;
+
+static void case_setup(void)
+{
+    case_started_ms = clock_mono_ms();
+}
+
+static void case_teardown(void)
+{
+    printf("\n    time: %lld ms ", (long long)(clock_mono_ms() - case_started_ms));
+    fflush(stdout);
+}
+
+typedef struct selection {
+    int part, parts;    /* --part K/N; 1/1 = all */
+    char **names;       /* explicit case names, or NULL */
+    int nnames;
+} selection;
+
+/* "K/N" with 1 <= K <= N <= 64. */
+static int parse_part(const char *text, selection *sel)
+{
+    char *end;
+    long k = strtol(text, &end, 10);
+    if (end == text || *end != '/')
+        return 0;
+    const char *rest = end + 1;
+    long n = strtol(rest, &end, 10);
+    if (end == rest || *end || n < 1 || n > 64 || k < 1 || k > n)
+        return 0;
+    sel->part = (int)k;
+    sel->parts = (int)n;
+    return 1;
+}
+
+static int selected(const selection *sel, int index, const char *name)
+{
+    if (sel->names) {
+        for (int i = 0; i < sel->nnames; i++)
+            if (strcmp(sel->names[i], name) == 0)
+                return 1;
+        return 0;
+    }
+    return index % sel->parts == sel->part - 1;
+}
+
+/* Every name asked for must be a case: a typo must not pass as "ran 0". */
+static int names_exist(const selection *sel)
+{
+    for (int i = 0; i < sel->nnames; i++) {
+        const unit_case *c = unit_cases;
+        while (c->name && strcmp(c->name, sel->names[i]) != 0)
+            c++;
+        if (!c->name) {
+            fprintf(stderr, "no test case %s\n", sel->names[i]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int usage(const char *self)
+{
+    fprintf(stderr, "usage: %s [CASE... | --part K/N | --list]\n", self);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
-    const char *only = argc > 1 ? argv[1] : NULL;
+    selection sel = {1, 1, NULL, 0};
+    if (argc > 1 && strcmp(argv[1], "--list") == 0) {
+        for (const unit_case *c = unit_cases; c->name; c++)
+            puts(c->name);
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--part") == 0) {
+        if (argc != 3 || !parse_part(argv[2], &sel))
+            return usage(argv[0]);
+    } else if (argc > 1) {
+        sel.names = argv + 1;
+        sel.nnames = argc - 1;
+        if (!names_exist(&sel))
+            return 2;
+    }
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 2;
-    CU_pSuite suite = CU_add_suite("unit", NULL, NULL);
-    int added = 0;
-    for (const unit_case *c = unit_cases; suite && c->name; c++) {
-        if (only && strcmp(only, c->name) != 0)
+    CU_pSuite suite = CU_add_suite_with_setup_and_teardown("unit", NULL, NULL, case_setup,
+                                                           case_teardown);
+    int added = 0, index = 0;
+    for (const unit_case *c = unit_cases; suite && c->name; c++, index++) {
+        if (!selected(&sel, index, c->name))
             continue;
         CU_add_test(suite, c->name, c->fn);
         if (CU_get_error() != CUE_SUCCESS) {
@@ -40,7 +138,7 @@ int main(int argc, char **argv)
         added++;
     }
     if (!suite || added == 0) {
-        fprintf(stderr, "no test case %s\n", only ? only : "registered");
+        fprintf(stderr, "no test case registered\n");
         CU_cleanup_registry();
         return 2;
     }
