@@ -38,7 +38,8 @@ static void test_stalled_server_shows_progress(void)
     FILE *capture = fopen(out_path, "w");
     if (!capture || saved < 0 || dup2(fileno(capture), 1) < 0)
         abort();
-    band_http_request rq = {"GET", "/api/v1/agents/me", NULL, 3500, 0, 1};
+    band_http_request rq = {.method = "GET", .path = "/api/v1/agents/me", .timeout_ms = 3500,
+                            .repeatable = 1};
     band_http_response resp;
     err_code rc = band_http_send(h, &rq, &resp, err);
     fflush(stdout);
