@@ -1,7 +1,10 @@
 /* band-smoke-rehearsal: the whole smoke offline, with the interruptions
  * injected. `band-smoke rehearse` hands over to this program.
  *
- *   band-smoke-rehearsal [--scenario NAME] [--agent COMMAND] [--clean] [--list]
+ *   band-smoke-rehearsal [--scenario NAME[,NAME...]] [--agent COMMAND] [--clean] [--list]
+ *
+ * Several names run those scenarios at the same time, each in its own
+ * driver process and world (group.h): how CI folds its waiting scenarios.
  *
  * --agent COMMAND runs COMMAND (through /bin/sh -c, inside the fake
  * sandbox, from the folder holding the agent.py band-smoke copied there,
@@ -32,6 +35,7 @@
 
 #include "agentlog.h"
 #include "clock.h"
+#include "group.h"
 #include "redact.h"
 #include "run.h"
 #include "sig.h"
@@ -322,21 +326,39 @@ static const scenario *find_scenario(const char *name)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: band-smoke-rehearsal [--scenario NAME] [--via ctest] "
+    fprintf(stderr, "usage: band-smoke-rehearsal [--scenario NAME[,NAME...]] [--via ctest] "
                     "[--agent COMMAND] [--clean] "
                     "[--list]\n");
     return 2;
+}
+
+/* --scenario a,b,c: each name checked, then one driver each (group.h). */
+static int run_group(char **argv, int name_at)
+{
+    char *list = strdup(argv[name_at]), *names[GROUP_MAX];
+    int n = 0, rc = 0;
+    for (char *save = NULL, *s = strtok_r(list, ",", &save); s && rc == 0;
+         s = strtok_r(NULL, ",", &save)) {
+        if (!find_scenario(s) || n == GROUP_MAX)
+            rc = usage();
+        else
+            names[n++] = s;
+    }
+    if (rc == 0)
+        rc = group_run(argv, name_at, names, n);
+    free(list);
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *name = "main";
-    int clean = 0, via_ctest = 0;
+    int clean = 0, via_ctest = 0, name_at = 0;
     static rehearsal r;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scenario") && i + 1 < argc)
-            name = argv[++i];
+            name = argv[name_at = ++i];
         else if (!strcmp(argv[i], "--via") && i + 1 < argc && !strcmp(argv[i + 1], "ctest"))
             via_ctest = ++i;
         else if (!strcmp(argv[i], "--agent") && i + 1 < argc && argv[i + 1][0])
@@ -350,6 +372,8 @@ int main(int argc, char **argv)
         } else
             return usage();
     }
+    if (strchr(name, ','))
+        return run_group(argv, name_at);
     const scenario *sc = find_scenario(name);
     if (!sc)
         return usage();
