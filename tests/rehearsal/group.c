@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "run.h"
 #include "sig.h"
 
 typedef struct member {
@@ -37,20 +38,6 @@ static void on_stop(int sig)
     for (int i = 0; i < GROUP_MAX; i++)
         if (driver_pids[i] > 1)
             kill((pid_t)driver_pids[i], sig);
-}
-
-static void catch_stops(void)
-{
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        struct sigaction old, sa;
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-            continue; /* nohup: the drivers inherit the ignore */
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_stop;
-        sigemptyset(&sa.sa_mask);
-        sigaction(sigs[i], &sa, NULL);
-    }
 }
 
 /* One driver: this program with argv, argv[name_at] replaced by the name. */
@@ -110,13 +97,21 @@ static void drain(member *m)
     }
 }
 
-/* Reaps the driver if it has ended; then nothing more will come than what
- * its pipe still holds (a process it left behind must not hold us). */
-static void reap(member *m, int64_t started)
+/* Reaps driver i if it has ended; then nothing more will come than what
+ * its pipe still holds (a process it left behind must not hold us). It is
+ * taken off the signal list while still a zombie, whose pid no other
+ * process can have yet. */
+static void reap(member *m, int i, int64_t started)
 {
-    int status;
-    if (m->done || waitpid(m->pid, &status, WNOHANG) != m->pid)
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (m->done || waitid(P_PID, (id_t)m->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+        info.si_pid != m->pid)
         return;
+    driver_pids[i] = 0;
+    int status;
+    while (waitpid(m->pid, &status, 0) < 0 && errno == EINTR)
+        ;
     m->done = 1;
     m->took_ms = clock_mono_ms() - started;
     m->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -170,7 +165,7 @@ int group_run(char *const argv[], int name_at, char *const names[], int n)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    catch_stops();
+    run_catch_stops(on_stop); /* under nohup the drivers inherit the ignore */
     member *m = calloc((size_t)n, sizeof *m);
     if (!m)
         abort();
@@ -203,9 +198,7 @@ int group_run(char *const argv[], int name_at, char *const names[], int n)
         for (int i = 0; i < n; i++) {
             if (m[i].fd >= 0)
                 drain(&m[i]);
-            reap(&m[i], started);
-            if (m[i].done)
-                driver_pids[i] = 0;
+            reap(&m[i], i, started);
             left += !m[i].done;
         }
         while (shown < n && m[shown].done) {
@@ -213,7 +206,7 @@ int group_run(char *const argv[], int name_at, char *const names[], int n)
             shown++;
         }
     }
-    int failed = 0;
+    int failed = 0, stopped = 0;
     printf("rehearsal group: %.1f s wall for %d scenarios\n",
            (clock_mono_ms() - started) / 1000.0, n);
     for (int i = 0; i < n; i++) {
@@ -221,11 +214,13 @@ int group_run(char *const argv[], int name_at, char *const names[], int n)
         own_count(&m[i], own, sizeof own);
         printf("  %-22s %-11s exit %3d  %5.1f s  %s\n", m[i].name, verdict(m[i].status),
                m[i].status, m[i].took_ms / 1000.0, own[0] ? own : "(no count: see above)");
+        stopped += stop_signal && m[i].status >= 128;
         failed += m[i].status != 0;
         free(m[i].text);
     }
     free(m);
-    printf("%d scenarios passed, %d failed\n", n - failed, failed);
+    printf("%d scenarios passed, %d failed, %d interrupted\n", n - failed, failed - stopped,
+           stopped);
     if (stop_signal) {
         printf("rehearsal group: interrupted by %s; every driver was stopped\n",
                sig_name(stop_signal));

@@ -63,20 +63,6 @@ static void on_interrupt(int sig)
     run_forward_signal(sig);
 }
 
-static void catch_interrupts(void)
-{
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        struct sigaction old, sa;
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-            continue; /* nohup: the operator asked for it to be ignored */
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_interrupt;
-        sigemptyset(&sa.sa_mask);
-        sigaction(sigs[i], &sa, NULL);
-    }
-}
-
 void say(rehearsal *r, const char *fmt, ...)
 {
     if (interrupted) /* one line says so at the end; the rest would be noise */
@@ -378,7 +364,7 @@ int main(int argc, char **argv)
     if (!sc)
         return usage();
 
-    catch_interrupts();
+    run_catch_stops(on_interrupt);
     /* A reader that goes away (`| head`) must not kill the driver before
      * world_close stops the fakes it started. */
     signal(SIGPIPE, SIG_IGN);
