@@ -21,7 +21,7 @@ typedef struct member {
     int fd;         /* read end of its output; -1 once drained */
     int done;       /* reaped */
     int status;     /* exit code, 128 + signal */
-    int64_t took_ms;
+    int64_t started_ms, took_ms;
     char *text;
     size_t len, cap;
 } member;
@@ -55,6 +55,7 @@ static int start(member *m, char *const argv[], int name_at)
     memcpy(args, argv, (size_t)argc * sizeof *args);
     args[name_at] = (char *)m->name;
     fflush(stdout);
+    m->started_ms = clock_mono_ms();
     m->pid = fork();
     if (m->pid == 0) {
         setpgid(0, 0); /* the signals come from here, once */
@@ -101,7 +102,7 @@ static void drain(member *m)
  * its pipe still holds (a process it left behind must not hold us). It is
  * taken off the signal list while still a zombie, whose pid no other
  * process can have yet. */
-static void reap(member *m, int i, int64_t started)
+static void reap(member *m, int i)
 {
     siginfo_t info;
     memset(&info, 0, sizeof info);
@@ -113,7 +114,7 @@ static void reap(member *m, int i, int64_t started)
     while (waitpid(m->pid, &status, 0) < 0 && errno == EINTR)
         ;
     m->done = 1;
-    m->took_ms = clock_mono_ms() - started;
+    m->took_ms = clock_mono_ms() - m->started_ms;
     m->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (m->fd >= 0) {
         drain(m);
@@ -130,6 +131,20 @@ static void print_transcript(const member *m, int i, int n)
     if (m->len && m->text[m->len - 1] != '\n')
         printf("\n");
     fflush(stdout);
+}
+
+/* Starts driver i, or marks it ended when it cannot start or a stop
+ * signal came first. */
+static void launch(member *m, int i, char *const argv[], int name_at)
+{
+    if (stop_signal || start(m, argv, name_at) != 0) {
+        m->done = 1;
+        m->status = stop_signal ? 128 + stop_signal : 127;
+        return;
+    }
+    driver_pids[i] = (sig_atomic_t)m->pid;
+    if (stop_signal) /* it came between fork and the line above */
+        kill(m->pid, stop_signal);
 }
 
 static const char *verdict(int status)
@@ -152,7 +167,7 @@ static void own_count(const member *m, char *out, size_t cap)
     snprintf(out, cap, "%.*s", (int)len, from ? from + 1 : "");
 }
 
-int group_run(char *const argv[], int name_at, char *const names[], int n)
+int group_run(char *const argv[], int name_at, char *const names[], int n, int jobs)
 {
     if (n < 1 || n > GROUP_MAX) {
         fprintf(stderr, "band-smoke-rehearsal: a group holds 1 to %d scenarios\n", GROUP_MAX);
@@ -170,24 +185,23 @@ int group_run(char *const argv[], int name_at, char *const names[], int n)
     if (!m)
         abort();
     int64_t started = clock_mono_ms();
-    printf("rehearsal group: %d scenarios at once, each in a world of its own:", n);
+    if (jobs < 1 || jobs > n)
+        jobs = n;
+    printf("rehearsal group: %d scenarios, %d at once, each in a world of its own:", n, jobs);
     for (int i = 0; i < n; i++)
         printf(" %s", names[i]);
     printf("\n");
     for (int i = 0; i < n; i++) {
         m[i].name = names[i];
         m[i].fd = -1;
-        if (stop_signal || start(&m[i], argv, name_at) != 0) {
-            m[i].done = 1;
-            m[i].status = stop_signal ? 128 + stop_signal : 127;
-            continue;
-        }
-        driver_pids[i] = (sig_atomic_t)m[i].pid;
-        if (stop_signal) /* it came between fork and the line above */
-            kill(m[i].pid, stop_signal);
     }
-    int shown = 0, left = n;
+    int shown = 0, left = n, next = 0;
     while (left > 0) {
+        int running = 0;
+        for (int i = 0; i < next; i++)
+            running += !m[i].done;
+        for (; next < n && running < jobs; next++, running++)
+            launch(&m[next], next, argv, name_at);
         struct pollfd p[GROUP_MAX];
         int np = 0;
         for (int i = 0; i < n; i++)
@@ -198,7 +212,7 @@ int group_run(char *const argv[], int name_at, char *const names[], int n)
         for (int i = 0; i < n; i++) {
             if (m[i].fd >= 0)
                 drain(&m[i]);
-            reap(&m[i], i, started);
+            reap(&m[i], i);
             left += !m[i].done;
         }
         while (shown < n && m[shown].done) {

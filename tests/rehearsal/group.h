@@ -1,6 +1,6 @@
 /* group: several rehearsal scenarios at once, one driver process each.
  *
- *   band-smoke-rehearsal --scenario a,b,c [other flags]
+ *   band-smoke-rehearsal --scenario a,b,c [--jobs N] [other flags]
  *
  * A scenario mostly waits (outages, windows, deadlines), so CI runs a few
  * at the same time inside one ctest test instead of one after another.
@@ -24,7 +24,9 @@
 #define GROUP_MAX 16
 
 /* argv: this program's arguments, argv[name_at] the comma list; names:
- * the scenarios (checked by the caller), n of them. */
-int group_run(char *const argv[], int name_at, char *const names[], int n);
+ * the scenarios (checked by the caller), n of them; at most jobs drivers
+ * run at once (0 = all), the next starting as one ends: a sanitizer build
+ * is many times slower, and its scenarios' deadlines are real time. */
+int group_run(char *const argv[], int name_at, char *const names[], int n, int jobs);
 
 #endif

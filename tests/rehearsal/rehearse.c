@@ -3,8 +3,9 @@
  *
  *   band-smoke-rehearsal [--scenario NAME[,NAME...]] [--agent COMMAND] [--clean] [--list]
  *
- * Several names run those scenarios at the same time, each in its own
- * driver process and world (group.h): how CI folds its waiting scenarios.
+ * Several names run those scenarios at the same time (at most --jobs N at
+ * once), each in its own driver process and world (group.h): how CI folds
+ * its waiting scenarios.
  *
  * --agent COMMAND runs COMMAND (through /bin/sh -c, inside the fake
  * sandbox, from the folder holding the agent.py band-smoke copied there,
@@ -312,14 +313,15 @@ static const scenario *find_scenario(const char *name)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: band-smoke-rehearsal [--scenario NAME[,NAME...]] [--via ctest] "
+    fprintf(stderr, "usage: band-smoke-rehearsal [--scenario NAME[,NAME...] [--jobs N]] "
+                    "[--via ctest] "
                     "[--agent COMMAND] [--clean] "
                     "[--list]\n");
     return 2;
 }
 
 /* --scenario a,b,c: each name checked, then one driver each (group.h). */
-static int run_group(char **argv, int name_at)
+static int run_group(char **argv, int name_at, int jobs)
 {
     char *list = strdup(argv[name_at]), *names[GROUP_MAX];
     int n = 0, rc = 0;
@@ -331,7 +333,7 @@ static int run_group(char **argv, int name_at)
             names[n++] = s;
     }
     if (rc == 0)
-        rc = group_run(argv, name_at, names, n);
+        rc = group_run(argv, name_at, names, n, jobs);
     free(list);
     return rc;
 }
@@ -340,7 +342,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *name = "main";
-    int clean = 0, via_ctest = 0, name_at = 0;
+    int clean = 0, via_ctest = 0, name_at = 0, jobs = 0;
     static rehearsal r;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scenario") && i + 1 < argc)
@@ -349,6 +351,9 @@ int main(int argc, char **argv)
             via_ctest = ++i;
         else if (!strcmp(argv[i], "--agent") && i + 1 < argc && argv[i + 1][0])
             r.agent_cmd = argv[++i];
+        else if (!strcmp(argv[i], "--jobs") && i + 1 < argc &&
+                 strspn(argv[i + 1], "0123456789") == strlen(argv[i + 1]) && argv[i + 1][0])
+            jobs = atoi(argv[++i]); /* 0: all at once */
         else if (!strcmp(argv[i], "--clean"))
             clean = 1;
         else if (!strcmp(argv[i], "--list")) {
@@ -359,7 +364,7 @@ int main(int argc, char **argv)
             return usage();
     }
     if (strchr(name, ','))
-        return run_group(argv, name_at);
+        return run_group(argv, name_at, jobs);
     const scenario *sc = find_scenario(name);
     if (!sc)
         return usage();
