@@ -780,9 +780,12 @@ static err_code check_private_dir(const char *dir, char *err)
         return err_set(err, ERR_CONFIG, "env file folder %s: %s", dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return err_set(err, ERR_CONFIG, "env file folder %s is not a directory", dir);
-    if (st.st_uid != geteuid() || (st.st_mode & 077) != 0)
-        return err_set(err, ERR_CONFIG, "env file folder %s must be ours and mode 0700 (is %03o)",
-                       dir, (unsigned)(st.st_mode & 0777));
+    if (st.st_uid != geteuid())
+        return err_set(err, ERR_CONFIG, "env file folder %s belongs to uid %ld, not to us (uid %ld)",
+                       dir, (long)st.st_uid, (long)geteuid());
+    if ((st.st_mode & 077) != 0)
+        return err_set(err, ERR_CONFIG, "env file folder %s must be mode 0700 (is %03o)", dir,
+                       (unsigned)(st.st_mode & 0777));
     return ERR_OK;
 }
 

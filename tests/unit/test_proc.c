@@ -485,7 +485,16 @@ static void test_envfile(void)
     CU_ASSERT_EQUAL(proc_envfile_write(dir, "../up.env", entries, path, sizeof path, err), ERR_USAGE);
     chmod(dir, 0755); /* a folder others can enter is no place for a key */
     CU_ASSERT_EQUAL(proc_envfile_write(dir, "open.env", entries, path, sizeof path, err), ERR_CONFIG);
+    UNIT_CHECK(strstr(err, "mode 0700 (is 755)") != NULL, "the words: %s", err);
     chmod(dir, 0700);
+    /* Someone else's folder: said so, not as a mode problem (needs root to
+     * hand it over; as a user the case cannot be built, and is skipped). */
+    if (geteuid() == 0 && chown(dir, 65534, 65534) == 0) {
+        CU_ASSERT_EQUAL(proc_envfile_write(dir, "theirs.env", entries, path, sizeof path, err),
+                        ERR_CONFIG);
+        UNIT_CHECK(strstr(err, "belongs to uid 65534, not to us"), "the words: %s", err);
+        UNIT_CHECK(chown(dir, 0, 0) == 0, "chown back");
+    }
     char *written = tk_path(dir, "agent.env");
     CU_ASSERT_EQUAL(proc_envfile_remove(written, err), ERR_OK);
     CU_ASSERT_EQUAL(access(written, F_OK), -1);
