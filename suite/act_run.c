@@ -121,6 +121,13 @@ void act_cleanup(phase_env *env)
     int was_alive = launch_alive(st);
     err_code stopped = launch_stop(st, st, err);
     phase_check(env, stopped == ERR_OK, "stopping the agent failed: %s", err);
+    /* A launch interrupted before it saved the state leaves a launcher no
+     * state records: the run ends with no agent of it running. */
+    int strays = 0;
+    err_code swept = launch_stop_strays(ctx->agent_log, st, ctx->out, &strays, err);
+    phase_check(env, swept == ERR_OK, "stopping a stray agent launcher failed: %s", err);
+    if (stopped == ERR_OK)
+        stopped = swept;
 
     if (reaped == ERR_OK && stopped == ERR_OK)
         st->phase = life_end_phase(st, ctx_now(ctx));

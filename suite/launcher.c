@@ -12,6 +12,7 @@
 
 #include "agentlog.h"
 #include "clock.h"
+#include "platform.h"
 
 static void note(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(int fd, const char *fmt, ...)
@@ -102,21 +103,26 @@ int launcher_main(int argc, char **argv)
     int log_fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (log_fd < 0)
         return 1;
+    /* The pair the launch records for this process: it ties every note
+     * here to this incarnation (agentlog.h, "Launch identity"). */
+    char me[AGENTLOG_LAUNCHER_ID_SZ];
+    agentlog_launcher_id((long)getpid(), plat_proc_start_token(getpid()), me, sizeof me);
     catch_stop_signals();
     pid_t pid = start_program(program, log_fd);
     if (pid < 0) {
-        note(log_fd, "%s cannot start %s: %s (launch generation %s)", AGENTLOG_EXIT_NOTE,
-             program[0], strerror(errno), generation);
+        note(log_fd, "%s cannot start %s: %s (launch generation %s, %s", AGENTLOG_EXIT_NOTE,
+             program[0], strerror(errno), generation, me);
         return 1;
     }
-    note(log_fd, "launch generation %s started %s (pid %d)", generation, program[0], (int)pid);
+    note(log_fd, "launch generation %s started %s (pid %d; %s", generation, program[0], (int)pid,
+         me);
 
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     char how[64];
     describe_end(status, how, sizeof how);
-    note(log_fd, "%s %s (launch generation %s)", AGENTLOG_EXIT_NOTE, how, generation);
+    note(log_fd, "%s %s (launch generation %s, %s", AGENTLOG_EXIT_NOTE, how, generation, me);
     close(log_fd);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -4,11 +4,18 @@
  * launch phase starts it with proc_launch_detached (its own session, so it
  * outlives the phase) and records its pid and start token as the agent's
  * identity. It runs PROGRAM with stdin from /dev/null and stdout+stderr
- * appended to FILE (agent.log), waits for it, and then appends one note in
- * the SDK's log format saying how it ended:
+ * appended to FILE (agent.log), notes that it started it, waits for it,
+ * and then appends one note in the SDK's log format saying how it ended:
  *
- *   2026-12-02 12:00:00,000 INFO band_smoke.launcher: agent process ended:
- *       exited with status 137 (launch generation 2)
+ *   2026-12-02 12:00:00,000 INFO band_smoke.launcher: launch generation 2
+ *       started sbx (pid 4242; launcher 4241@1733140800123)
+ *   2026-12-02 12:05:00,000 INFO band_smoke.launcher: agent process ended:
+ *       exited with status 137 (launch generation 2, launcher 4241@1733140800123)
+ *
+ * Every note names the launcher's own pid and start token (agentlog.h,
+ * "Launch identity"): the generation alone is not unique, because a launch
+ * SIGKILLed before it recorded its launcher leaves one running under the
+ * number the next launch reuses.
  *
  * SIGTERM/SIGINT/SIGHUP to the launcher are caught (not ignored, so PROGRAM
  * keeps the default dispositions) and only make it wait for PROGRAM, which

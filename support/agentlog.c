@@ -97,12 +97,16 @@ static int contains(const char *text, const char *pattern)
     return pattern[0] != '\0' && strstr(text, pattern) != NULL;
 }
 
-static int is_exit_note(const log_line *line)
+static int is_launcher_note(const log_line *line)
 {
     size_t n = strlen(AGENTLOG_LAUNCHER);
     return line->message && line->logger_len == n &&
-           memcmp(line->logger, AGENTLOG_LAUNCHER, n) == 0 &&
-           strstr(line->message, AGENTLOG_EXIT_NOTE) != NULL;
+           memcmp(line->logger, AGENTLOG_LAUNCHER, n) == 0;
+}
+
+static int is_exit_note(const log_line *line)
+{
+    return is_launcher_note(line) && strstr(line->message, AGENTLOG_EXIT_NOTE) != NULL;
 }
 
 static void record(agentlog_event *ev, const log_line *line, int64_t offset,
@@ -116,15 +120,27 @@ static void record(agentlog_event *ev, const log_line *line, int64_t offset,
     utf8_sanitize(masked, ev->line, sizeof ev->line);
 }
 
-static void judge_line(const char *text, int64_t offset, int64_t after_ms,
-                       const agentlog_patterns *p, agentlog_scan *out)
+/* What one scan asks, for judge_line. */
+typedef struct scan_job {
+    int64_t after_ms;
+    const agentlog_patterns *p;
+    const char *launcher_id; /* NULL/"" = any launcher's exit note */
+    agentlog_scan *out;
+} scan_job;
+
+static void judge_line(const char *text, int64_t offset, void *ud)
 {
+    const scan_job *job = ud;
+    const agentlog_patterns *p = job->p;
+    agentlog_scan *out = job->out;
+    int64_t after_ms = job->after_ms;
     log_line line;
     if (!parse_line(text, &line))
         return;
     if (!out->ready.at_ms && contains(line.body, p->ready))
         record(&out->ready, &line, offset, text);
-    if (is_exit_note(&line))
+    if (is_exit_note(&line) &&
+        (!job->launcher_id || !job->launcher_id[0] || strstr(line.message, job->launcher_id)))
         record(&out->exit, &line, offset, text);
     if (line.at_ms < after_ms)
         return;
@@ -194,13 +210,13 @@ static FILE *open_log(const char *path, off_t *size, int *missing, char *err)
     return fp;
 }
 
-err_code agentlog_scan_file(const char *path, int64_t from_offset,
-                            int64_t after_ms, const agentlog_patterns *p,
-                            agentlog_scan *out, char *err)
+typedef void (*line_fn)(const char *text, int64_t offset, void *ud);
+
+/* Hands every line of `path` past from_offset to fn, within the bounds
+ * agentlog_scan_file promises. */
+static err_code walk_lines(const char *path, int64_t from_offset, line_fn fn, void *ud,
+                           char *err)
 {
-    if (!path || !p || !out || from_offset < 0)
-        return err_set(err, ERR_USAGE, "agentlog_scan_file: missing argument or negative offset");
-    memset(out, 0, sizeof *out);
     off_t size = 0;
     int missing;
     FILE *fp = open_log(path, &size, &missing, err);
@@ -223,7 +239,7 @@ err_code agentlog_scan_file(const char *path, int64_t from_offset,
     size_t consumed;
     err_code rc = ERR_OK;
     for (unsigned n = 1; offset < end && (consumed = read_line(fp, text, sizeof text, end - offset)) > 0; n++) {
-        judge_line(text, offset, after_ms, p, out);
+        fn(text, offset, ud);
         offset += (int64_t)consumed;
         if (n % 1024 == 0 && clock_mono_ms() > deadline) {
             rc = err_set(err, ERR_TIMEOUT, "scanning %s took over %d ms (stopped at byte %lld)",
@@ -235,6 +251,93 @@ err_code agentlog_scan_file(const char *path, int64_t from_offset,
     fclose(fp);
     if (rc == ERR_OK && read_errno)
         return err_set(err, ERR_IO, "cannot read %s: %s", path, strerror(read_errno));
+    return rc;
+}
+
+static err_code scan(const char *path, int64_t from_offset, scan_job *job, char *err)
+{
+    if (!path || !job->p || !job->out || from_offset < 0)
+        return err_set(err, ERR_USAGE, "agentlog_scan_file: missing argument or negative offset");
+    memset(job->out, 0, sizeof *job->out);
+    return walk_lines(path, from_offset, judge_line, job, err);
+}
+
+err_code agentlog_scan_launch(const char *path, int64_t from_offset, const char *launcher_id,
+                              const agentlog_patterns *p, agentlog_scan *out, char *err)
+{
+    scan_job job = {0, p, launcher_id, out};
+    return scan(path, from_offset, &job, err);
+}
+
+err_code agentlog_scan_file(const char *path, int64_t from_offset,
+                            int64_t after_ms, const agentlog_patterns *p,
+                            agentlog_scan *out, char *err)
+{
+    scan_job job = {after_ms, p, NULL, out};
+    return scan(path, from_offset, &job, err);
+}
+
+/* ---- launcher identities ----------------------------------------------- */
+
+void agentlog_launcher_id(long pid, uint64_t start_token, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "launcher %ld@%llu)", pid, (unsigned long long)start_token);
+}
+
+typedef struct launcher_list {
+    agentlog_launcher *v;
+    size_t cap, n;
+    int more;
+} launcher_list;
+
+/* "launcher PID@TOKEN)" anywhere in the message: 1 with both filled in. */
+static int parse_launcher_id(const char *message, long *pid, uint64_t *token)
+{
+    for (const char *at = strstr(message, "launcher "); at; at = strstr(at + 1, "launcher ")) {
+        long p;
+        unsigned long long t;
+        char close;
+        if (sscanf(at, "launcher %ld@%llu%c", &p, &t, &close) == 3 && close == ')' && p > 1) {
+            *pid = p;
+            *token = (uint64_t)t;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void list_launcher(const char *text, int64_t offset, void *ud)
+{
+    (void)offset;
+    launcher_list *l = ud;
+    log_line line;
+    long pid;
+    uint64_t token;
+    if (!parse_line(text, &line) || !is_launcher_note(&line) ||
+        !parse_launcher_id(line.message, &pid, &token))
+        return;
+    int ended = is_exit_note(&line);
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].pid == pid && l->v[i].start_token == token) {
+            l->v[i].ended |= ended;
+            return;
+        }
+    if (l->n == l->cap) {
+        l->more = 1;
+        return;
+    }
+    l->v[l->n++] = (agentlog_launcher){pid, token, ended};
+}
+
+err_code agentlog_launchers(const char *path, int64_t from_offset, agentlog_launcher *out,
+                            size_t cap, size_t *n, int *more, char *err)
+{
+    if (!path || (!out && cap) || !n || !more || from_offset < 0)
+        return err_set(err, ERR_USAGE, "agentlog_launchers: missing argument or negative offset");
+    launcher_list l = {out, cap, 0, 0};
+    err_code rc = walk_lines(path, from_offset, list_launcher, &l, err);
+    *n = l.n;
+    *more = l.more;
     return rc;
 }
 

@@ -15,10 +15,22 @@
  *   SMOKE_LOG_DISCONNECT  default "WebSocket disconnected"
  *   SMOKE_LOG_RECONNECT   default "WebSocket reconnected"
  * The launcher's exit note is fixed: AGENTLOG_EXIT_NOTE.
+ *
+ * Launch identity. agent.log outlives every launch, and a launch whose
+ * band-smoke was SIGKILLed before it recorded its launcher leaves that
+ * launcher (and its agent) running, writing into the same file under the
+ * same generation number. Generation numbers and file offsets therefore
+ * cannot tell two launches apart; the launcher's own incarnation can: every
+ * note a launcher writes names it as "launcher PID@TOKEN)" (its pid and
+ * kernel start token, platform.h), the same pair the launch records in the
+ * run state. agentlog_scan_launch counts only the exit note of one
+ * incarnation; agentlog_launchers lists the incarnations a log names, so a
+ * new launch can stop the ones still running before it starts.
  */
 #ifndef SMOKE_AGENTLOG_H
 #define SMOKE_AGENTLOG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -76,6 +88,35 @@ typedef struct agentlog_scan {
 err_code agentlog_scan_file(const char *path, int64_t from_offset,
                             int64_t after_ms, const agentlog_patterns *p,
                             agentlog_scan *out, char *err);
+
+/* As agentlog_scan_file with after_ms 0, but `exit` is the last exit note
+ * that names `launcher_id` (agentlog_launcher_id); another launcher's
+ * note, whatever its generation, is not this launch's end. NULL or "" = any exit note. */
+err_code agentlog_scan_launch(const char *path, int64_t from_offset, const char *launcher_id,
+                              const agentlog_patterns *p, agentlog_scan *out, char *err);
+
+#define AGENTLOG_LAUNCHER_ID_SZ 64
+
+/* Writes "launcher PID@TOKEN)" to buf: how a launcher's notes name it. The
+ * closing parenthesis ends the number, so pid 12 never matches pid 123. */
+void agentlog_launcher_id(long pid, uint64_t start_token, char *buf, size_t cap);
+
+/* One launcher incarnation named in agent.log. */
+typedef struct agentlog_launcher {
+    long pid;
+    uint64_t start_token;
+    int ended; /* its exit note was seen */
+} agentlog_launcher;
+
+/* The distinct launcher incarnations that notes of the logger
+ * AGENTLOG_LAUNCHER past from_offset name, in order of first mention, at
+ * most cap of them in out (*n says how many; *more is set when there were
+ * others). Bounded and opened like agentlog_scan_file; same errors. The
+ * names are only claims: check a process with plat_proc_alive(pid, token)
+ * before acting on it (an agent could print a line that looks like a note,
+ * but not know a host process's start token). */
+err_code agentlog_launchers(const char *path, int64_t from_offset, agentlog_launcher *out,
+                            size_t cap, size_t *n, int *more, char *err);
 
 /* Writes one line in the SDK's format to an open log file descriptor, so the
  * launcher's notes sit beside the agent's own lines:

@@ -346,6 +346,89 @@ static void test_note_round_trip(void)
     redact_clear();
 }
 
+/* Two launches under one generation number, as a band-smoke SIGKILLed
+ * before it saved its launcher leaves them: launcher 4100 (never recorded,
+ * still running) and 4200 (the recorded one). The stray's end, logged past
+ * the new launch's offset, is not the new launch's end. */
+#define TWO_LAUNCHES                                                                      \
+    "2026-12-03 01:30:57,310 INFO band_smoke.launcher: launch generation 1 started sbx " \
+    "(pid 4101; launcher 4100@777)\n"                                                     \
+    "2026-12-03 01:30:57,465 INFO band.agent: Agent started: a (band-sdk 1.6.0)\n"        \
+    "2026-12-03 01:30:57,558 INFO band_smoke.launcher: launch generation 1 started sbx " \
+    "(pid 4201; launcher 4200@888)\n"                                                     \
+    "2026-12-03 01:30:57,600 INFO band_smoke.launcher: agent process ended: exited with " \
+    "status 1 (launch generation 1, launcher 4100@777)\n"                                 \
+    "2026-12-03 01:30:57,700 INFO band.agent: launcher 4300@999) printed by the agent\n" \
+    "2026-12-03 01:30:57,800 INFO band_smoke.launcher: launcher 42@888) an old format\n"
+
+static char *write_log(char **dir, const char *text)
+{
+    *dir = tk_tmpdir("agentlog");
+    char *path = tk_path(*dir, "agent.log");
+    tk_write(path, text);
+    return path;
+}
+
+static void test_exit_note_of_another_launcher_is_not_ours(void)
+{
+    char *dir, *path = write_log(&dir, TWO_LAUNCHES);
+    int64_t from = offset_of(path, "launcher 4200@888"); /* the new launch's log_offset */
+    agentlog_patterns p;
+    agentlog_patterns_default(&p);
+    agentlog_scan s;
+    char err[ERR_BUFSZ] = "", id[AGENTLOG_LAUNCHER_ID_SZ];
+    agentlog_launcher_id(4200, 888, id, sizeof id);
+    CU_ASSERT_STRING_EQUAL(id, "launcher 4200@888)");
+    CU_ASSERT_EQUAL(agentlog_scan_launch(path, from, id, &p, &s, err), ERR_OK);
+    CU_ASSERT_EQUAL(s.exit.at_ms, 0);
+    /* a prefix of the pid or the token is another launcher */
+    agentlog_launcher_id(410, 777, id, sizeof id);
+    CU_ASSERT_EQUAL(agentlog_scan_launch(path, from, id, &p, &s, err), ERR_OK);
+    CU_ASSERT_EQUAL(s.exit.at_ms, 0);
+    agentlog_launcher_id(4100, 77, id, sizeof id);
+    CU_ASSERT_EQUAL(agentlog_scan_launch(path, from, id, &p, &s, err), ERR_OK);
+    CU_ASSERT_EQUAL(s.exit.at_ms, 0);
+    /* the stray's own end is still found under its own name */
+    agentlog_launcher_id(4100, 777, id, sizeof id);
+    CU_ASSERT_EQUAL(agentlog_scan_launch(path, from, id, &p, &s, err), ERR_OK);
+    CU_ASSERT_EQUAL(s.exit.at_ms, ms("2026-12-03 01:30:57,600"));
+    CU_ASSERT_EQUAL(agentlog_scan_launch(path, from, NULL, &p, &s, err), ERR_OK);
+    CU_ASSERT_EQUAL(s.exit.at_ms, ms("2026-12-03 01:30:57,600"));
+    CU_ASSERT_EQUAL(agentlog_scan_launch(path, -1, id, &p, &s, err), ERR_USAGE);
+    tk_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
+static void test_launchers_named_in_the_log(void)
+{
+    char *dir, *path = write_log(&dir, TWO_LAUNCHES);
+    agentlog_launcher l[4];
+    size_t n = 0;
+    int more = -1;
+    char err[ERR_BUFSZ] = "";
+    CU_ASSERT_EQUAL(agentlog_launchers(path, 0, l, 4, &n, &more, err), ERR_OK);
+    /* the agent's look-alike line is not a launcher note; pid 42 is one */
+    CU_ASSERT_EQUAL_FATAL(n, 3);
+    CU_ASSERT_EQUAL(more, 0);
+    CU_ASSERT(l[0].pid == 4100 && l[0].start_token == 777 && l[0].ended);
+    CU_ASSERT(l[1].pid == 4200 && l[1].start_token == 888 && !l[1].ended);
+    CU_ASSERT(l[2].pid == 42 && l[2].start_token == 888 && !l[2].ended);
+    CU_ASSERT_EQUAL(agentlog_launchers(path, 0, l, 1, &n, &more, err), ERR_OK);
+    CU_ASSERT(n == 1 && more == 1 && l[0].pid == 4100);
+    int64_t from = offset_of(path, "launcher 4200@888");
+    CU_ASSERT_EQUAL(agentlog_launchers(path, from, l, 4, &n, &more, err), ERR_OK);
+    CU_ASSERT(n == 3 && l[0].pid == 4200 && l[1].pid == 4100 && l[1].ended);
+    char *none = tk_path(dir, "none.log");
+    CU_ASSERT_EQUAL(agentlog_launchers(none, 0, l, 4, &n, &more, err), ERR_OK);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_EQUAL(agentlog_launchers(path, 0, NULL, 4, &n, &more, err), ERR_USAGE);
+    free(none);
+    tk_rmtree(dir);
+    free(path);
+    free(dir);
+}
+
 static void test_note_failures(void)
 {
     char err[ERR_BUFSZ] = "";
@@ -375,6 +458,8 @@ const unit_case unit_cases[] = {
     {"overlong_lines_do_not_break_the_scan", test_overlong_lines_do_not_break_the_scan},
     {"excerpts_are_redacted", test_excerpts_are_redacted},
     {"note_round_trip", test_note_round_trip},
+    {"exit_note_of_another_launcher_is_not_ours", test_exit_note_of_another_launcher_is_not_ours},
+    {"launchers_named_in_the_log", test_launchers_named_in_the_log},
     {"note_failures", test_note_failures},
     {NULL, NULL},
 };

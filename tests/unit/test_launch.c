@@ -666,6 +666,89 @@ static void test_stop_one_incarnation(void)
     free(dir);
 }
 
+/* A launch's end is its own launcher's exit note, never another's that
+ * carries the same generation number. */
+static void test_read_exit_names_one_launcher(void)
+{
+    char *dir = tk_tmpdir("launchexit");
+    char *log = tk_path(dir, "agent.log"), detail[LAUNCH_DETAIL_SZ], err[ERR_BUFSZ];
+    tk_write(log, "2026-12-03 01:30:57,600 INFO band_smoke.launcher: agent process ended: "
+                  "exited with status 1 (launch generation 2, launcher 4100@777)\n");
+    state_t st;
+    memset(&st, 0, sizeof st);
+    st.agent_process = (state_agent_process){.generation = 2, .pid = 4200, .start_token = 888};
+    int64_t at = 0;
+    err_code rc = launch_read_exit(log, &st, detail, sizeof detail, &at, err);
+    UNIT_CHECK(rc == ERR_NOTFOUND && at == 0, "another launcher's end taken as ours: rc %d %s",
+               rc, rc == ERR_OK ? detail : err);
+    st.agent_process.pid = 4100;
+    st.agent_process.start_token = 777;
+    rc = launch_read_exit(log, &st, detail, sizeof detail, &at, err);
+    UNIT_CHECK(rc == ERR_OK && at > 0 &&
+                   !strcmp(detail, "exited with status 1 (launch generation 2, launcher 4100@777)"),
+               "own exit note: rc %d '%s'", rc, rc == ERR_OK ? detail : err);
+    tk_rmtree(dir);
+    free(log);
+    free(dir);
+}
+
+/* 1 once agent.log holds `needle` (waits up to 5 s). */
+static int log_shows(const char *log, const char *needle)
+{
+    for (int i = 0; i < 500; i++) {
+        char *text = tk_read(log, NULL);
+        int seen = text && strstr(text, needle);
+        free(text);
+        if (seen)
+            return 1;
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+/* rehearsal.sigkill's finding: band-smoke SIGKILLed after it started a
+ * launcher and before it saved it leaves that launcher running, recorded
+ * nowhere, writing into agent.log under the generation number the next
+ * launch reuses. This stray's program ends (status 1) as soon as the next
+ * launcher has noted its start, so its exit note lands past the new
+ * log_offset, where it used to pass for the new agent's end ("ended before
+ * it was ready"). The new launch stops the stray first and then is ready. */
+static void test_stray_launcher_is_stopped_first(void)
+{
+    world w;
+    char script[1600], err[ERR_BUFSZ];
+    if (!world_open(&w, NULL) || !prepare_sandbox(&w)) {
+        world_close(&w);
+        return;
+    }
+    snprintf(script, sizeof script,
+             "while [ \"$(grep -c 'launcher: launch generation 1 started' '%s')\" -lt 2 ]; do "
+             "sleep 0.01; done; exit 1", w.agent_log);
+    const char *argv[] = {band_smoke(), "_launcher", "--log", w.agent_log, "--generation", "1",
+                          "--", "/bin/sh", "-c", script, NULL};
+    proc_detached stray;
+    if (!UNIT_CHECK(proc_launch_detached(argv, NULL, NULL, w.agent_log, &stray, err) == ERR_OK,
+                    "stray launcher: %s", err)) {
+        world_close(&w);
+        return;
+    }
+    UNIT_CHECK(log_shows(w.agent_log, "launch generation 1 started"), "the stray never started");
+    launch_spec spec = spec_of(&w, READY_TIMEOUT_MS);
+    launch_outcome lo;
+    err_code rc = launch_agent(&spec, w.st, &lo, err);
+    UNIT_CHECK(rc == ERR_OK, "launch with a stray launcher running: rc %d: %s", rc, err);
+    UNIT_CHECK(!plat_proc_alive(stray.pid, stray.start_token), "the stray launcher still runs");
+    const state_agent_process *ap = &w.st->agent_process;
+    UNIT_CHECK(rc != ERR_OK || (ap->generation == 1 && ap->pid != stray.pid && launch_alive(w.st) &&
+                                !ap->exit_detail[0]),
+               "recorded: generation %d pid %d (stray %d) '%s'", ap->generation, ap->pid,
+               (int)stray.pid, ap->exit_detail);
+    if (plat_proc_alive(stray.pid, stray.start_token))
+        kill(-stray.pid, SIGKILL);
+    world_close(&w);
+}
+
 /* Issue 9 finding 10: a run killed between Band registering its agent and
  * the id reaching the state keeps only the agent's name; cleanup reaps the
  * agent by that name, and must not then say "no agent to reap". */
@@ -914,6 +997,8 @@ const unit_case unit_cases[] = {
     {"launch_to_ready", test_launch_to_ready},
     {"launch_agent_dies", test_launch_agent_dies},
     {"launch_times_out", test_launch_times_out},
+    {"read_exit_names_one_launcher", test_read_exit_names_one_launcher},
+    {"stray_launcher_is_stopped_first", test_stray_launcher_is_stopped_first},
     {"interrupted_launch_leaves_no_key", test_interrupted_launch_leaves_no_key},
     {"cleanup_words_after_reap_by_name", test_cleanup_words_after_reap_by_name},
     {"daemon_restart_recovers", test_daemon_restart_recovers},

@@ -319,6 +319,34 @@ static void test_foreign_workspace_refused(void)
     world_close(&w);
 }
 
+/* A SIGKILL in the middle of the marker's write leaves only its temp
+ * file (rehearsal.sigkill found it): the folder is still ours to mark,
+ * while any other file keeps it refused. */
+static void test_cut_marker_write_is_ours(void)
+{
+    world w;
+    world_open(&w, TK_SBX_TIMEOUT_MS);
+    mkdir(w.ws, 0700);
+    char *temp = tk_path(w.ws, "." SANDBOX_MARKER ".tmp.Ab12Cd");
+    tk_write(temp, "kind=band-smoke-work");
+    char err[ERR_BUFSZ];
+    err_code rc = sandbox_check_workspace_ours(w.ws, err);
+    UNIT_CHECK(rc == ERR_OK, "a folder holding only our cut marker write: rc %d: %s", rc, err);
+    sandbox_outcome o;
+    rc = prepare(&w, &o, err);
+    UNIT_CHECK(rc == ERR_OK && o.marked, "rc %d marked %d: %s", rc, o.marked, err);
+    char *elsewhere = tk_tmpdir("ws-other");
+    char *other = tk_path(elsewhere, ".other.tmp.Ab12Cd");
+    tk_write(other, "not ours");
+    rc = sandbox_check_workspace_ours(elsewhere, err);
+    UNIT_CHECK(rc == ERR_CONFIG, "another program's temp file passed: rc %d", rc);
+    tk_rmtree(elsewhere);
+    free(elsewhere);
+    free(other);
+    free(temp);
+    world_close(&w);
+}
+
 /* Issue 9 finding 10: SBX_WORKSPACE as a symlink to our marked folder.
  * Teardown deletes nothing through a link, and says what it did: not
  * "deleted" while the target keeps the marker and agent.py. */
@@ -517,6 +545,7 @@ const unit_case unit_cases[] = {
     {"teardown_removes_only_ours", test_teardown_removes_only_ours},
     {"teardown_refuses_unmarked", test_teardown_refuses_unmarked},
     {"foreign_workspace_refused", test_foreign_workspace_refused},
+    {"cut_marker_write_is_ours", test_cut_marker_write_is_ours},
     {"symlinked_workspace_words", test_symlinked_workspace_words},
     {"bad_settings_touch_nothing", test_bad_settings_touch_nothing},
     {"hung_sbx_times_out", test_hung_sbx_times_out},
