@@ -1,7 +1,11 @@
 /* band-smoke-rehearsal: the whole smoke offline, with the interruptions
  * injected. `band-smoke rehearse` hands over to this program.
  *
- *   band-smoke-rehearsal [--scenario NAME] [--agent COMMAND] [--clean] [--list]
+ *   band-smoke-rehearsal [--scenario NAME[,NAME...]] [--agent COMMAND] [--clean] [--list]
+ *
+ * Several names run those scenarios at the same time (at most --jobs N at
+ * once), each in its own driver process and world (group.h): how CI folds
+ * its waiting scenarios.
  *
  * --agent COMMAND runs COMMAND (through /bin/sh -c, inside the fake
  * sandbox, from the folder holding the agent.py band-smoke copied there,
@@ -32,6 +36,7 @@
 
 #include "agentlog.h"
 #include "clock.h"
+#include "group.h"
 #include "redact.h"
 #include "run.h"
 #include "sig.h"
@@ -57,20 +62,6 @@ static void on_interrupt(int sig)
     if (!interrupted)
         interrupted = sig;
     run_forward_signal(sig);
-}
-
-static void catch_interrupts(void)
-{
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        struct sigaction old, sa;
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-            continue; /* nohup: the operator asked for it to be ignored */
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_interrupt;
-        sigemptyset(&sa.sa_mask);
-        sigaction(sigs[i], &sa, NULL);
-    }
 }
 
 void say(rehearsal *r, const char *fmt, ...)
@@ -322,25 +313,47 @@ static const scenario *find_scenario(const char *name)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: band-smoke-rehearsal [--scenario NAME] [--via ctest] "
+    fprintf(stderr, "usage: band-smoke-rehearsal [--scenario NAME[,NAME...] [--jobs N]] "
+                    "[--via ctest] "
                     "[--agent COMMAND] [--clean] "
                     "[--list]\n");
     return 2;
+}
+
+/* --scenario a,b,c: each name checked, then one driver each (group.h). */
+static int run_group(char **argv, int name_at, int jobs)
+{
+    char *list = strdup(argv[name_at]), *names[GROUP_MAX];
+    int n = 0, rc = 0;
+    for (char *save = NULL, *s = strtok_r(list, ",", &save); s && rc == 0;
+         s = strtok_r(NULL, ",", &save)) {
+        if (!find_scenario(s) || n == GROUP_MAX)
+            rc = usage();
+        else
+            names[n++] = s;
+    }
+    if (rc == 0)
+        rc = group_run(argv, name_at, names, n, jobs);
+    free(list);
+    return rc;
 }
 
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *name = "main";
-    int clean = 0, via_ctest = 0;
+    int clean = 0, via_ctest = 0, name_at = 0, jobs = 0;
     static rehearsal r;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--scenario") && i + 1 < argc)
-            name = argv[++i];
+            name = argv[name_at = ++i];
         else if (!strcmp(argv[i], "--via") && i + 1 < argc && !strcmp(argv[i + 1], "ctest"))
             via_ctest = ++i;
         else if (!strcmp(argv[i], "--agent") && i + 1 < argc && argv[i + 1][0])
             r.agent_cmd = argv[++i];
+        else if (!strcmp(argv[i], "--jobs") && i + 1 < argc &&
+                 strspn(argv[i + 1], "0123456789") == strlen(argv[i + 1]) && argv[i + 1][0])
+            jobs = atoi(argv[++i]); /* 0: all at once */
         else if (!strcmp(argv[i], "--clean"))
             clean = 1;
         else if (!strcmp(argv[i], "--list")) {
@@ -350,11 +363,13 @@ int main(int argc, char **argv)
         } else
             return usage();
     }
+    if (strchr(name, ','))
+        return run_group(argv, name_at, jobs);
     const scenario *sc = find_scenario(name);
     if (!sc)
         return usage();
 
-    catch_interrupts();
+    run_catch_stops(on_interrupt);
     /* A reader that goes away (`| head`) must not kill the driver before
      * world_close stops the fakes it started. */
     signal(SIGPIPE, SIG_IGN);

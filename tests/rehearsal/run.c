@@ -50,6 +50,20 @@ void run_forward_signal(int sig)
         kill(-group, sig);
 }
 
+void run_catch_stops(void (*on_stop)(int))
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_stop;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 static pid_t spawn(world *w, char *const argv[], int out_fd)
 {
     pid_t pid = fork();

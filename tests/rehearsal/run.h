@@ -32,6 +32,10 @@ int run_reap(int pid, int timeout_ms);
  * Ctrl-C reaches the band-smoke step as it would in a terminal. */
 void run_forward_signal(int sig);
 
+/* Installs on_stop for SIGINT, SIGTERM and SIGHUP, except a signal the
+ * caller's caller ignores (nohup: the operator asked for that). */
+void run_catch_stops(void (*on_stop)(int));
+
 /* Every byte any child printed, for the canary scan (borrowed). */
 const char *run_all_output(void);
 void run_out_free(run_out *out);
