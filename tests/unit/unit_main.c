@@ -7,6 +7,12 @@
  *                             the N parts together run every case once, so
  *                             ctest can run one binary as N parallel tests
  *                             without a second list of its cases
+ *   unit-NAME --jobs N        the N parts at once, each in a child process
+ *                             of its own; their output printed whole, part
+ *                             by part, once all have ended. The cases mostly
+ *                             wait on timers and peers, so this is how one
+ *                             ctest slot keeps several of them waiting at
+ *                             once (Linux: children die with the runner)
  *   unit-NAME --list          the case names, one a line
  *
  * Each case's wall time is printed after it ("time: N ms"): where a
@@ -16,9 +22,15 @@
 #include "clock.h"
 
 #include <CUnit/Basic.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 int unit_check(int ok, int line, const char *file, const char *fmt, ...)
 {
@@ -100,8 +112,64 @@ static int names_exist(const selection *sel)
 
 static int usage(const char *self)
 {
-    fprintf(stderr, "usage: %s [CASE... | --part K/N | --list]\n", self);
+    fprintf(stderr, "usage: %s [CASE... | --part K/N | --jobs N | --list]\n", self);
     return 2;
+}
+
+static int run_selection(const selection *sel);
+
+/* Copies what a part printed (a temp file) to stdout. */
+static void print_part(FILE *fp)
+{
+    char buf[8192];
+    rewind(fp);
+    for (size_t n; (n = fread(buf, 1, sizeof buf, fp)) > 0;)
+        fwrite(buf, 1, n, stdout);
+    fclose(fp);
+}
+
+/* --jobs N: part k of N in child k, output kept apart until the end.
+ * The worst exit code of the parts (a child killed by a signal is 1). */
+static int run_parts_at_once(int parts)
+{
+    int cases = 0;
+    while (unit_cases[cases].name)
+        cases++;
+    if (parts > cases) /* a part with no case would be an error */
+        parts = cases;
+    pid_t pid[64];
+    FILE *out[64];
+    pid_t runner = getpid();
+    fflush(stdout);
+    for (int k = 0; k < parts; k++) {
+        out[k] = tmpfile();
+        if (!out[k])
+            return 2;
+        pid[k] = fork();
+        if (pid[k] < 0)
+            return 2;
+        if (pid[k] == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* a ctest timeout ends them all */
+            if (getppid() != runner || dup2(fileno(out[k]), 1) < 0 || dup2(1, 2) < 0)
+                _exit(2);
+            selection sel = {k + 1, parts, NULL, 0};
+            fflush(NULL);
+            _exit(run_selection(&sel));
+        }
+    }
+    int worst = 0;
+    for (int k = 0; k < parts; k++) {
+        int status = 0;
+        while (waitpid(pid[k], &status, 0) < 0 && errno == EINTR)
+            ;
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+        printf("\n==== part %d/%d: %s ====\n", k + 1, parts,
+               code == 0 ? "passed" : WIFSIGNALED(status) ? "killed by a signal" : "FAILED");
+        print_part(out[k]);
+        if (code > worst)
+            worst = code;
+    }
+    return worst;
 }
 
 int main(int argc, char **argv)
@@ -112,6 +180,13 @@ int main(int argc, char **argv)
             puts(c->name);
         return 0;
     }
+    if (argc > 1 && strcmp(argv[1], "--jobs") == 0) {
+        char *end = NULL;
+        long n = argc == 3 ? strtol(argv[2], &end, 10) : 0;
+        if (!end || *end || n < 1 || n > 64)
+            return usage(argv[0]);
+        return n == 1 ? run_selection(&sel) : run_parts_at_once((int)n);
+    }
     if (argc > 1 && strcmp(argv[1], "--part") == 0) {
         if (argc != 3 || !parse_part(argv[2], &sel))
             return usage(argv[0]);
@@ -121,13 +196,20 @@ int main(int argc, char **argv)
         if (!names_exist(&sel))
             return 2;
     }
+    return run_selection(&sel);
+}
+
+/* Registers the selected cases and runs them: 0 all passed, 1 a failure
+ * record, 2 nothing could be registered. */
+static int run_selection(const selection *sel)
+{
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 2;
     CU_pSuite suite = CU_add_suite_with_setup_and_teardown("unit", NULL, NULL, case_setup,
                                                            case_teardown);
     int added = 0, index = 0;
     for (const unit_case *c = unit_cases; suite && c->name; c++, index++) {
-        if (!selected(&sel, index, c->name))
+        if (!selected(sel, index, c->name))
             continue;
         CU_add_test(suite, c->name, c->fn);
         if (CU_get_error() != CUE_SUCCESS) {
