@@ -530,6 +530,41 @@ static int wait_procs(const char *exe, const char *arg1, int want_some, int time
     }
 }
 
+static int find_ctest(char *out, size_t cap);
+static int phase_tests_copy(rehearsal *r, char *dir, size_t cap);
+
+/* Ctrl-C as a terminal sends it to `ctest -R phase`: SIGINT to ctest's
+ * whole process group, band-smoke under it included, while the sandbox
+ * phase waits on a hung `sbx ls`. ctest dies of it; band-smoke records the
+ * phase as interrupted and ends the hung child's group, so nothing stays. */
+static void ctrl_c_through_ctest(rehearsal *r)
+{
+    char ctest[W_PATH], dir[W_PATH];
+    if (!check(r, find_ctest(ctest, sizeof ctest), "no ctest on PATH") ||
+        !phase_tests_copy(r, dir, sizeof dir))
+        return;
+    char *argv[] = {ctest, "--test-dir", dir, "-R", "phase", "--output-on-failure", NULL};
+    say(r, "$ ctest --test-dir %s -R phase --output-on-failure, in the background", dir);
+    int pid = run_background(&r->w, argv);
+    check(r, wait_procs(r->w.sbx_bin, "ls", 1, 20000) > 0, "no hung `sbx ls` under ctest");
+    sleep_ms(300);
+    say(r, "INJECT Ctrl-C: SIGINT to ctest's process group (pid %d)", pid);
+    int64_t t0 = clock_mono_ms();
+    kill(-pid, SIGINT);
+    int status = run_reap(pid, 20000);
+    int64_t took = clock_mono_ms() - t0;
+    say(r, "ctest ended %lld ms after SIGINT, status %d", (long long)took, status);
+    check(r, status == 130 && took < 5000, "ctest: status %d %lld ms after SIGINT", status,
+          (long long)took);
+    int left = wait_procs(r->w.sbx_bin, "ls", 0, 3000);
+    check(r, left == 0, "%d `sbx ls` process(es) outlived the Ctrl-C of ctest", left);
+    state_t *st = load_state(r);
+    const state_phase_result *res = st ? state_phase(st, "sandbox") : NULL;
+    check(r, res && res->status != RESULT_PASSED && strstr(res->detail, "interrupted by SIGINT"),
+          "under ctest the sandbox phase is recorded as '%s'", res ? res->detail : "(nothing)");
+    state_free(st);
+}
+
 /* Ctrl-C during a phase (issue 11): `band-smoke phase sandbox` while
  * `sbx ls` hangs gets SIGINT, as a terminal's Ctrl-C would send it. The
  * hung sbx (its own process group, out of the terminal's reach) must die
@@ -566,6 +601,7 @@ static void scenario_ctrl_c(rehearsal *r)
           "the sandbox phase is recorded as '%s'", res ? res->detail : "(nothing)");
     state_free(st);
     step_smoke(r, 0, "status", NULL, NULL);
+    ctrl_c_through_ctest(r);
     inject_sbx(r, "`sbx ls` answers again", "hang", "off");
     static const char *const rest[] = {"sandbox", "launch", NULL};
     if (!run_phases(r, rest))
@@ -791,6 +827,7 @@ const scenario scenarios[] = {
     {.name = "sigkill", .run = scenario_sigkill,
      .what = "band-smoke killed with SIGKILL at random points: state reads, the run goes on"},
     {.name = "ctrl-c", .run = scenario_ctrl_c,
-     .what = "Ctrl-C while sbx hangs: the sbx child dies, the phase reads interrupted, exit 130"},
+     .what = "Ctrl-C while sbx hangs, to band-smoke and to `ctest -R phase`: the sbx child dies, "
+             "the phase reads interrupted, exit 130"},
     {.name = NULL},
 };
