@@ -13,7 +13,7 @@
 #     (ctest's own per-test wall time, read from --output-junit).
 # --asan does the same in ASAN_DIR (default build-asan/) with the CI's
 # sanitizer options. --cpu adds one serial pass that runs each test alone
-# (`ctest -R ^NAME$`) and prints the ten with the most CPU time: CPU time is
+# (`ctest -R ^NAME$`, NAME taken literally) and prints the ten with the most CPU time: CPU time is
 # much less sensitive to other load on the machine than wall time, so it is
 # the number to compare when the machine is shared. --no-plain skips
 # BUILD_DIR (only the ASan figures).
@@ -141,7 +141,10 @@ bench() {
         while read -r name; do
             local t w u s
             local TIMEFORMAT='%R %U %S'
-            { time env "$@" ctest --test-dir "$dir" -R "^${name//./\\.}\$" --timeout 900 \
+            # the name as a literal: dots and the groups' `+` are regex
+            local literal
+            literal=$(printf '%s' "$name" | sed 's/[].+*?^$(){}|\\[]/\\&/g')
+            { time env "$@" ctest --test-dir "$dir" -R "^${literal}\$" --timeout 900 \
                   >/dev/null 2>&1; } 2>"$WORK/one.time" || true
             t=$(tail -n 1 "$WORK/one.time")
             read -r w u s <<<"$t"
