@@ -276,9 +276,10 @@ static void prove_no_secret_leaked(rehearsal *r)
     int cores = scan_cores(&r->canary, core_dir) + scan_cores(&r->canary, r->w.state_dir) +
                 scan_cores(&r->canary, r->w.workspace);
     scan_text(&r->canary, "the output of band-smoke and sbx", run_all_output());
-    say(r, "canary scan: %d keys, %ld /proc sweeps, %ld core limits read (band-smoke's "
-           "children), %d core files; state folder, workspace and working folder read; %d "
-           "hits%s%s", r->canary.nkeys, r->canary.samples, r->canary.core_checked, cores,
+    say(r, "canary scan: %d keys, %ld /proc sweeps (%ld process images read, %ld seen "
+           "unchanged), %ld core limits read (band-smoke's children), %d core files; state "
+           "folder, workspace and working folder read; %d hits%s%s", r->canary.nkeys,
+        r->canary.samples, r->canary.searched, r->canary.skipped, r->canary.core_checked, cores,
         r->canary.hits, r->canary.hits ? ": " : "", r->canary.first_hit);
     check(r, r->canary.hits == 0, "a secret leaked: %s", r->canary.first_hit);
 }

@@ -185,17 +185,50 @@ static void blank_canary_knob(scan *s, char *env, size_t len)
     pthread_mutex_unlock(&s->lock);
 }
 
-/* Field 4 of /proc/PID/stat, counted after the last ')'. */
-static void parent_of(const char *pid, char *out, size_t cap)
+/* What a sweep needs from /proc/PID/stat (fields counted after the last
+ * ')', which ends the command name whatever it holds). */
+typedef struct proc_stat {
+    int ppid;                          /* field 4 */
+    unsigned long long start;          /* field 22: fixed for the process's life */
+    unsigned long long arg_start;      /* field 48 */
+    unsigned long long env_start;      /* field 50 */
+    unsigned long long env_end;        /* field 51 */
+} proc_stat;
+
+static int read_stat(const char *pid, proc_stat *st)
 {
     char buf[1024];
     size_t len = read_proc(pid, "stat", buf, sizeof buf - 1);
     buf[len] = '\0';
+    memset(st, 0, sizeof *st);
     const char *p = strrchr(buf, ')');
-    int ppid = 0;
+    if (!p || sscanf(p + 1, " %*c %d", &st->ppid) != 1)
+        return -1;
+    p += 4; /* ") S ": field 3, the state letter, is behind */
+    for (int field = 4; field <= 51 && *p; field++) {
+        char *end;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (end == p)
+            return -1;
+        if (field == 22)
+            st->start = v;
+        else if (field == 48)
+            st->arg_start = v;
+        else if (field == 50)
+            st->env_start = v;
+        else if (field == 51)
+            st->env_end = v;
+        p = end;
+    }
+    return 0;
+}
+
+static void parent_of(const char *pid, char *out, size_t cap)
+{
+    proc_stat st;
     out[0] = '\0';
-    if (p && sscanf(p + 1, " %*c %d", &ppid) == 1 && ppid > 0)
-        snprintf(out, cap, "%d", ppid);
+    if (read_stat(pid, &st) == 0 && st.ppid > 0)
+        snprintf(out, cap, "%d", st.ppid);
 }
 
 /* band-smoke's children (sbx, uv, its launcher): RLIMIT_CORE must be 0
@@ -226,27 +259,82 @@ static void check_core_limit(scan *s, const char *pid, char *buf, size_t cap)
     hit_text(s, what);
 }
 
-static void sweep(scan *s, char *buf, size_t cap)
+/* The processes already searched, so a sweep reads only what is new. A
+ * process's argv and environment are the blocks exec built on its new
+ * stack, at addresses /proc/PID/stat shows; exec builds new ones, at new
+ * addresses. So (pid, start time, those addresses) unchanged means the same
+ * bytes were searched already, under the same keys. One slot per pid
+ * modulo the size: a collision only costs a read again. Where stat hides
+ * the addresses of a process that has them (a reader without ptrace rights
+ * sees 0) it is read on every sweep, as before. */
+#define SEEN_SLOTS 4096
+
+typedef struct seen {
+    long pid;
+    proc_stat st;
+    int nkeys; /* keys known when it was searched */
+} seen;
+
+static int already_searched(const seen *slot, long pid, const proc_stat *st, int nkeys)
+{
+    return slot->pid == pid && slot->nkeys == nkeys && slot->st.start == st->start &&
+           slot->st.arg_start == st->arg_start && slot->st.env_start == st->env_start &&
+           slot->st.env_end == st->env_end;
+}
+
+static int known_keys(scan *s)
+{
+    pthread_mutex_lock(&s->lock);
+    int n = s->nkeys;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+/* Returns how many bytes of argv and environment it read. */
+static size_t search_process(scan *s, const char *pid, char *buf, size_t cap)
+{
+    char where[320];
+    size_t len = read_proc(pid, "cmdline", buf, cap), total = len;
+    snprintf(where, sizeof where, "the argv of pid %.32s", pid);
+    search(s, where, buf, len, 0);
+    len = read_proc(pid, "environ", buf, cap);
+    total += len;
+    if (len < cap)
+        buf[len] = '\0';
+    blank_canary_knob(s, buf, len);
+    snprintf(where, sizeof where, "the environment of pid %.32s", pid);
+    search(s, where, buf, len, scan_proc_runs(pid, s->agent_exe));
+    if (s->core_exe[0])
+        check_core_limit(s, pid, buf, cap);
+    return total;
+}
+
+static void sweep(scan *s, seen *cache, char *buf, size_t cap)
 {
     DIR *d = opendir("/proc");
     if (!d)
         return;
+    int nkeys = known_keys(s);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9')
             continue;
-        char where[320];
-        size_t len = read_proc(e->d_name, "cmdline", buf, cap);
-        snprintf(where, sizeof where, "the argv of pid %.32s", e->d_name);
-        search(s, where, buf, len, 0);
-        len = read_proc(e->d_name, "environ", buf, cap);
-        if (len < cap)
-            buf[len] = '\0';
-        blank_canary_knob(s, buf, len);
-        snprintf(where, sizeof where, "the environment of pid %.32s", e->d_name);
-        search(s, where, buf, len, scan_proc_runs(e->d_name, s->agent_exe));
-        if (s->core_exe[0])
-            check_core_limit(s, e->d_name, buf, cap);
+        long pid = strtol(e->d_name, NULL, 10);
+        proc_stat st;
+        if (read_stat(e->d_name, &st) != 0)
+            continue; /* gone */
+        seen *slot = &cache[pid % SEEN_SLOTS];
+        if (already_searched(slot, pid, &st, nkeys)) {
+            s->skipped++;
+            continue;
+        }
+        size_t bytes = search_process(s, e->d_name, buf, cap);
+        s->searched++;
+        /* Without addresses, only a process with nothing to read (a kernel
+         * thread, a zombie, one between exec's two steps) is cached: the
+         * addresses it gets later make it new again. */
+        if ((st.arg_start && st.env_start) || bytes == 0)
+            *slot = (seen){pid, st, nkeys};
     }
     closedir(d);
 }
@@ -256,14 +344,26 @@ static void *sampler(void *arg)
     scan *s = arg;
     size_t cap = 256 * 1024;
     char *buf = malloc(cap);
-    while (buf && !s->stop) {
-        sweep(s, buf, cap);
+    seen *cache = calloc(SEEN_SLOTS, sizeof *cache);
+    while (buf && cache && !s->stop) {
+        sweep(s, cache, buf, cap);
+        pthread_mutex_lock(&s->lock);
         s->samples++;
+        pthread_mutex_unlock(&s->lock);
         struct timespec nap = {0, 20 * 1000000L};
         nanosleep(&nap, NULL);
     }
+    free(cache);
     free(buf);
     return NULL;
+}
+
+long scan_sweeps(scan *s)
+{
+    pthread_mutex_lock(&s->lock);
+    long n = s->samples;
+    pthread_mutex_unlock(&s->lock);
+    return n;
 }
 
 int scan_start(scan *s)

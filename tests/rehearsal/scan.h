@@ -4,8 +4,10 @@
  * no process's environment except the sandboxed agent's (which holds its
  * own agent key, never the user key). SMOKE_CANARY_KEY=<canary> itself, the
  * knob that chose the canary, is not a leak: the driver, the fake Band and
- * any rehearsal beside this one inherit it from whoever started them. While the rehearsal runs, a thread
- * samples /proc every few milliseconds (Linux: tests only). */
+ * any rehearsal beside this one inherit it from whoever started them.
+ * While the rehearsal runs, a thread sweeps /proc every 20 ms (Linux:
+ * tests only), reading each process image once: a process is read again
+ * when exec gives it a new argv and environment, or when a key is added. */
 #ifndef REHEARSAL_SCAN_H
 #define REHEARSAL_SCAN_H
 
@@ -23,6 +25,8 @@ typedef struct scan {
     volatile int stop;
     int running;
     long samples;           /* /proc sweeps done */
+    long searched;          /* processes whose argv and environment were read */
+    long skipped;           /* processes seen unchanged since they were read */
     int hits;
     char first_hit[512];
     char core_exe[1100];    /* band-smoke: it and its children must have RLIMIT_CORE 0 */
@@ -33,6 +37,7 @@ void scan_init(scan *s, const char *user_key, const char *agent_exe);
 void scan_add_key(scan *s, const char *key); /* a minted agent key */
 int scan_start(scan *s);
 void scan_stop(scan *s);
+long scan_sweeps(scan *s); /* /proc sweeps finished so far, while it runs */
 
 /* Core files may hold every secret a process had: none may exist. From
  * now on each /proc sweep also reads the core-file limit of every process
