@@ -17,6 +17,7 @@
  * the operator may keep it off a few minutes: five minutes is generous. */
 #define DEFAULT_RECONNECT_WINDOW_S 300
 #define DEFAULT_SBX_TIMEOUT_S 60 /* one ordinary sbx call; a hung sbx is a FAIL */
+#define DEFAULT_BAND_TIMEOUT_S 30 /* one REST call, as the SDK's client */
 
 /* The settings config_load reads; the dotenv parser keeps only these. */
 typedef enum setting_key {
@@ -32,6 +33,7 @@ typedef enum setting_key {
     KEY_SDK_SPEC,
     KEY_RECONNECT_WINDOW,
     KEY_SBX_TIMEOUT,
+    KEY_BAND_TIMEOUT,
     KEY__COUNT
 } setting_key;
 
@@ -48,6 +50,7 @@ static const char *const key_names[KEY__COUNT] = {
     [KEY_SDK_SPEC] = "SMOKE_SDK_SPEC",
     [KEY_RECONNECT_WINDOW] = "SMOKE_RECONNECT_WINDOW_S",
     [KEY_SBX_TIMEOUT] = "SMOKE_SBX_TIMEOUT_S",
+    [KEY_BAND_TIMEOUT] = "SMOKE_BAND_TIMEOUT_S",
 };
 
 /* What the dotenv file said, one malloc'd value per known key. */
@@ -316,6 +319,7 @@ static err_code take_all(const dotenv *file, config *cfg, char *err)
         {KEY_E2E_TIMEOUT, offsetof(config, e2e_timeout_s), DEFAULT_E2E_TIMEOUT_S},
         {KEY_RECONNECT_WINDOW, offsetof(config, reconnect_window_s), DEFAULT_RECONNECT_WINDOW_S},
         {KEY_SBX_TIMEOUT, offsetof(config, sbx_timeout_s), DEFAULT_SBX_TIMEOUT_S},
+        {KEY_BAND_TIMEOUT, offsetof(config, band_timeout_s), DEFAULT_BAND_TIMEOUT_S},
     };
     for (size_t i = 0; rc == ERR_OK && i < sizeof durations / sizeof durations[0]; i++) {
         int *seconds = (int *)((char *)cfg + durations[i].offset);
@@ -325,6 +329,12 @@ static err_code take_all(const dotenv *file, config *cfg, char *err)
             rc = parse_seconds(durations[i].key, text, seconds, err);
     }
     return rc;
+}
+
+long config_band_timeout_ms(const config *cfg)
+{
+    int s = cfg->band_timeout_s > 0 ? cfg->band_timeout_s : DEFAULT_BAND_TIMEOUT_S;
+    return s * 1000L;
 }
 
 /* A key travels as an HTTP header value: a line break there would inject

@@ -19,7 +19,8 @@
  *   SBX_SANDBOX, SBX_WORKSPACE, SBX_BIN (default "sbx", found on PATH)
  *   SMOKE_STATE_DIR (default <project root>/.sandbox-smoke)
  *   SMOKE_SDK_SPEC (default "band-sdk")
- *   SMOKE_RECONNECT_WINDOW_S (default 300), SMOKE_SBX_TIMEOUT_S (default 60)
+ *   SMOKE_RECONNECT_WINDOW_S (default 300), SMOKE_SBX_TIMEOUT_S (default 60),
+ *   SMOKE_BAND_TIMEOUT_S (default 30)
  *   SMOKE_CA_FILE (environment only, like the proxy variables): a PEM file
  *                  of CA certificates trusted for Band's https and wss
  *                  BESIDES the system store, for an operator behind a
@@ -57,6 +58,9 @@ typedef struct config {
     int sbx_timeout_s;      /* SMOKE_SBX_TIMEOUT_S (default 60): bound of one
                                ordinary sbx call (create and daemon start get
                                sbx.h's longer bound) */
+    int band_timeout_s;     /* SMOKE_BAND_TIMEOUT_S (default 30, the SDK's):
+                               bound of one Band REST call; 0 (a config not
+                               made by config_load) means the default */
     char sandbox[128];
     char workspace[CONFIG_PATH_SZ];
     char sbx_bin[CONFIG_PATH_SZ];
@@ -71,6 +75,10 @@ typedef struct config {
  * reports those). ERR_CONFIG for a malformed value (E2E_TIMEOUT not a
  * positive integer, an over-long value), ERR_IO for an unreadable dotenv. */
 err_code config_load(config *cfg, const char *project_root, char *err);
+
+/* SMOKE_BAND_TIMEOUT_S in milliseconds: the setting, or the default when
+ * cfg did not come from config_load. */
+long config_band_timeout_ms(const config *cfg);
 
 /* An API key must travel as an HTTP header value (and as one line of an
  * env file): printable ASCII, no blank, no control byte. config_load

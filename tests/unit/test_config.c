@@ -18,6 +18,7 @@ static const char *const vars[] = {
     "BAND_REST_URL", "BAND_BASE_URL", "BAND_WS_URL", "BAND_API_KEY_USER",
     "E2E_TIMEOUT", "SBX_SANDBOX", "SBX_WORKSPACE", "SBX_BIN",
     "SMOKE_STATE_DIR", "SMOKE_SDK_SPEC", "SMOKE_ENV_FILE",
+    "SMOKE_RECONNECT_WINDOW_S", "SMOKE_SBX_TIMEOUT_S", "SMOKE_BAND_TIMEOUT_S",
 };
 #define NVARS (sizeof vars / sizeof vars[0])
 
@@ -216,6 +217,42 @@ static void test_base_url_alias_wins(void)
     if (LOAD_OK(&cfg)) {
         CU_ASSERT_STRING_EQUAL(cfg.rest_url, "https://rest.example");
         CU_ASSERT_STRING_EQUAL(cfg.rest_url_var, "BAND_REST_URL");
+    }
+    end();
+}
+
+/* The suite's own bounds: their defaults are the numbers operators get;
+ * each is taken in seconds and refused, by name, when it is not a count. */
+static void test_suite_durations(void)
+{
+    begin();
+    config cfg;
+    char err[ERR_BUFSZ];
+    if (LOAD_OK(&cfg)) {
+        CU_ASSERT_EQUAL(cfg.reconnect_window_s, 300);
+        CU_ASSERT_EQUAL(cfg.sbx_timeout_s, 60);
+        CU_ASSERT_EQUAL(cfg.band_timeout_s, 30);
+        CU_ASSERT_EQUAL(config_band_timeout_ms(&cfg), 30000);
+    }
+    config zeroed;
+    memset(&zeroed, 0, sizeof zeroed); /* as a test or a tool builds one */
+    CU_ASSERT_EQUAL(config_band_timeout_ms(&zeroed), 30000);
+    setenv("SMOKE_BAND_TIMEOUT_S", "7", 1);
+    write_dotenv(".env.test", "SMOKE_SBX_TIMEOUT_S=90\nSMOKE_RECONNECT_WINDOW_S=45\n");
+    if (LOAD_OK(&cfg)) {
+        CU_ASSERT_EQUAL(cfg.band_timeout_s, 7);
+        CU_ASSERT_EQUAL(config_band_timeout_ms(&cfg), 7000);
+        CU_ASSERT_EQUAL(cfg.sbx_timeout_s, 90);
+        CU_ASSERT_EQUAL(cfg.reconnect_window_s, 45);
+    }
+    const char *names[] = {"SMOKE_BAND_TIMEOUT_S", "SMOKE_SBX_TIMEOUT_S",
+                           "SMOKE_RECONNECT_WINDOW_S"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        setenv(names[i], "0", 1);
+        err_code rc = load(&cfg, err);
+        UNIT_CHECK(rc == ERR_CONFIG && strstr(err, names[i]), "%s=0 gave %s: %s", names[i],
+                   err_str(rc), err);
+        unsetenv(names[i]);
     }
     end();
 }
@@ -589,6 +626,7 @@ const unit_case unit_cases[] = {
     {"smoke_env_file_names_the_file", test_smoke_env_file_names_the_file},
     {"base_url_alias_wins", test_base_url_alias_wins},
     {"e2e_timeout", test_e2e_timeout},
+    {"suite_durations", test_suite_durations},
     {"malformed_dotenv_names_file_and_line", test_malformed_dotenv_names_file_and_line},
     {"unreadable_and_overlong_dotenv", test_unreadable_and_overlong_dotenv},
     {"overlong_values_name_the_variable", test_overlong_values_name_the_variable},
