@@ -47,10 +47,12 @@
 
 static volatile sig_atomic_t interrupted;
 
+/* A signal that came before the sleep began must end it too: a Ctrl-C
+ * during a step ends the step, and the wait after it then returns at once. */
 void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && !interrupted)
+    while (!interrupted && nanosleep(&ts, &ts) != 0)
         ;
 }
 
