@@ -3,7 +3,8 @@
 # then configures and builds into build/. Safe to run again.
 #
 #   scripts/bootstrap.sh               install + build
-#   scripts/bootstrap.sh --test        ... then run the offline tests (ctest -L offline)
+#   scripts/bootstrap.sh --test        ... then run the offline tests (ctest -L offline,
+#                                      as many at once as there are cores: they mostly wait)
 #   scripts/bootstrap.sh --rehearse    ... then run the whole smoke offline (band-smoke rehearse)
 #   scripts/bootstrap.sh --no-install  build only
 #
@@ -48,10 +49,11 @@ install_deps() {
 [ "$install" = 1 ] && install_deps
 # shellcheck disable=SC2086
 cmake -S "$root" -B "$build" ${SMOKE_CMAKE_ARGS:-}
-cmake --build "$build" -j "$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)"
+cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+cmake --build "$build" -j "$cores"
 echo "bootstrap: built into $build"
 case $then in
-  --test)     exec ctest --test-dir "$build" -L offline --output-on-failure ;;
+  --test)     exec ctest --test-dir "$build" -L offline --output-on-failure -j "$cores" ;;
   --rehearse) exec "$build/band-smoke" rehearse ;;
 esac
 echo "  offline tests:   ctest --test-dir $build -L offline --output-on-failure"
