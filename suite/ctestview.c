@@ -2,11 +2,13 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h> /* strcasecmp */
 #include <sys/stat.h>
 
 #include "commands.h"
 #include "ctx.h"
 #include "phases.h"
+#include "platform.h"
 #include "redact.h"
 
 #define LOG_DIR "Testing/Temporary"
@@ -64,9 +66,19 @@ static int keep_line(const block *b, int i)
     return !(i > 0 && starts(b->lines[i - 1], "next: ") && starts(s, "  "));
 }
 
+/* A failed phase whose lines ctest already printed: its verdict lines. */
+static void print_failed_shown_above(const block *b, FILE *out)
+{
+    redact_fprintf(out, "%s (%s): FAILED; its lines are above, where ctest printed them\n",
+                   b->def->ctest_name, b->def->title);
+    for (int i = 0; i < b->n; i++)
+        if (starts(b->lines[i], "FAILED ") || starts(b->lines[i], "ERROR:"))
+            redact_fprintf(out, "  %s\n", b->lines[i]);
+}
+
 /* Returns 1 when the block only repeated the previous skip's reason. */
-static int print_block(const block *b, char *prev_skip, size_t cap, const char *prev_name,
-                       FILE *out)
+static int print_block(const block *b, int failures_shown, char *prev_skip, size_t cap,
+                       const char *prev_name, FILE *out)
 {
     const char *name = b->def->ctest_name;
     int kept[256], nk = 0;
@@ -87,6 +99,10 @@ static int print_block(const block *b, char *prev_skip, size_t cap, const char *
         return 0;
     }
     prev_skip[0] = '\0';
+    if (failures_shown && !strcmp(verdict_of(b), "FAILED")) {
+        print_failed_shown_above(b, out);
+        return 0;
+    }
     redact_fprintf(out, "%s (%s): %s\n", name, b->def->title, verdict_of(b));
     for (int k = 0; k < nk; k++)
         redact_fprintf(out, "  %s\n", b->lines[kept[k]]);
@@ -134,7 +150,7 @@ static const phase_def *testing_line(const char *line)
     return starts(name, "phase.") ? phase_find(name) : NULL;
 }
 
-int ctestview_print_log(const char *log_text, FILE *out)
+int ctestview_print_log(const char *log_text, int failures_shown, FILE *out)
 {
     char *text = strdup(log_text ? log_text : "");
     if (!text)
@@ -180,7 +196,7 @@ int ctestview_print_log(const char *log_text, FILE *out)
                 continue;
             }
             flush_passed(&passed, out);
-            if (!print_block(&b, prev_skip, sizeof prev_skip, prev_name, out))
+            if (!print_block(&b, failures_shown, prev_skip, sizeof prev_skip, prev_name, out))
                 snprintf(prev_name, sizeof prev_name, "%s", b.def->ctest_name);
             b.def = NULL;
             in_output = 0;
@@ -254,10 +270,43 @@ static char *read_live_log(const char *build)
     return NULL;
 }
 
+/* CMake's false constants; anything else non-empty is true. */
+static int cmake_true(const char *v)
+{
+    static const char *const no[] = {"0", "OFF", "NO", "FALSE", "N", "IGNORE", "NOTFOUND"};
+    if (!v || !*v)
+        return 0;
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        if (!strcasecmp(v, no[i]))
+            return 0;
+    size_t len = strlen(v);
+    return !(len >= 9 && !strcasecmp(v + len - 9, "-NOTFOUND"));
+}
+
+int ctestview_failures_shown(const char *ctest_args, int n, const char *env_value)
+{
+    static const char *const shows[] = {"--output-on-failure", "-V", "--verbose", "-VV",
+                                        "--extra-verbose"};
+    const char *arg = ctest_args;
+    for (int i = 0; arg && i < n; i++, arg += strlen(arg) + 1)
+        for (size_t k = 0; k < sizeof shows / sizeof shows[0]; k++)
+            if (!strcmp(arg, shows[k]))
+                return 1;
+    return cmake_true(env_value);
+}
+
+/* How the ctest that runs this hook was invoked. */
+static int ctest_shows_failures(void)
+{
+    char args[16384];
+    int n = plat_parent_argv(args, sizeof args);
+    return ctestview_failures_shown(n > 0 ? args : NULL, n, getenv("CTEST_OUTPUT_ON_FAILURE"));
+}
+
 int ctestview_post(int argc, char **argv, const char *argv0)
 {
     char *log = read_live_log(build_arg(argc, argv));
-    int phases = log ? ctestview_print_log(log, stdout) : 0;
+    int phases = log ? ctestview_print_log(log, ctest_shows_failures(), stdout) : 0;
     free(log);
     if (phases == 0)
         return 0;

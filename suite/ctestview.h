@@ -19,6 +19,13 @@
  * prints that phase's own lines, in order, and then where the run stands
  * and the exact next command (`band-smoke status --brief`).
  *
+ * A failed phase's lines are already on screen when ctest was run with
+ * --output-on-failure (README's and SKILL.md's commands), -V or
+ * CTEST_OUTPUT_ON_FAILURE: then the story gives that phase its verdict
+ * line only and says its lines are above, rather than print them twice.
+ * The hook learns ctest's arguments from its parent process, which is
+ * ctest itself (platform.h).
+ *
  * Everything printed passes through redact.
  */
 #ifndef SMOKE_CTESTVIEW_H
@@ -41,7 +48,15 @@ int ctestview_pre(int argc, char **argv);
 int ctestview_post(int argc, char **argv, const char *argv0);
 
 /* Prints the phase tests found in a CTest log text to `out` (the story
- * part, without the status). Returns how many phase tests it found. */
-int ctestview_print_log(const char *log_text, FILE *out);
+ * part, without the status). With failures_shown, a failed phase's lines
+ * are left to what ctest printed above (see above). Returns how many phase
+ * tests it found. */
+int ctestview_print_log(const char *log_text, int failures_shown, FILE *out);
+
+/* True when ctest itself shows a failed test's output: ctest_args (its
+ * argv as NUL-terminated strings, n of them; NULL when unknown) holds
+ * --output-on-failure or a verbose flag, or env_value (what
+ * CTEST_OUTPUT_ON_FAILURE holds; NULL when unset) is a CMake true value. */
+int ctestview_failures_shown(const char *ctest_args, int n, const char *env_value);
 
 #endif

@@ -23,7 +23,10 @@
 #include <string.h>
 #include <unistd.h>
 #elif defined(__APPLE__)
+#include <stdlib.h>
+#include <string.h>
 #include <sys/sysctl.h>
+#include <unistd.h>
 #else
 #error "platform.c knows Linux and macOS only"
 #endif
@@ -156,6 +159,81 @@ int plat_proc_alive(pid_t pid, uint64_t token)
         return 0;
     /* 'X' (dead) can flash by on Linux between exit and reaping. */
     return f.state != 'Z' && f.state != 'X' && f.start_token == token;
+}
+
+#if defined(__linux__)
+
+/* cmdline holds argv as NUL-terminated strings, back to back. */
+static ssize_t read_parent_args(char *buf, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)getppid());
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t len = 0;
+    ssize_t n = 0;
+    while (len < cap && ((n = read(fd, buf + len, cap - len)) > 0 || (n < 0 && errno == EINTR)))
+        if (n > 0)
+            len += (size_t)n;
+    close(fd);
+    return n < 0 ? -1 : (ssize_t)len;
+}
+
+#else /* __APPLE__ */
+
+/* KERN_PROCARGS2: an int argc, the executable path, NUL padding, then argv
+ * as NUL-terminated strings (then the environment, not copied). */
+static ssize_t read_parent_args(char *buf, size_t cap)
+{
+    int mib[3] = {CTL_KERN, KERN_PROCARGS2, (int)getppid()};
+    size_t size = 0;
+    if (sysctl(mib, 3, NULL, &size, NULL, 0) != 0 || size <= sizeof(int))
+        return -1;
+    char *all = malloc(size);
+    if (!all)
+        return -1;
+    if (sysctl(mib, 3, all, &size, NULL, 0) != 0 || size <= sizeof(int)) {
+        free(all);
+        return -1;
+    }
+    int argc;
+    memcpy(&argc, all, sizeof argc);
+    size_t at = sizeof argc;
+    while (at < size && all[at])
+        at++; /* the executable path */
+    while (at < size && !all[at])
+        at++; /* its padding */
+    size_t len = 0;
+    for (int i = 0; i < argc && at < size; i++) {
+        size_t n = strnlen(all + at, size - at);
+        if (len + n + 1 > cap)
+            break;
+        memcpy(buf + len, all + at, n);
+        buf[len + n] = '\0';
+        len += n + 1;
+        at += n + 1;
+    }
+    free(all);
+    return (ssize_t)len;
+}
+
+#endif
+
+int plat_parent_argv(char *buf, size_t cap)
+{
+    if (!buf || cap < 2)
+        return -1;
+    ssize_t len = read_parent_args(buf, cap - 1);
+    if (len < 0)
+        return -1;
+    buf[len] = '\0';
+    if (len > 0 && buf[len - 1] != '\0')
+        buf[len++] = '\0'; /* cut mid-string: end it */
+    int count = 0;
+    for (ssize_t i = 0; i < len; i++)
+        count += buf[i] == '\0';
+    return count;
 }
 
 int plat_harden_process(void)

@@ -2,7 +2,8 @@
  *
  * Everything else in this suite is POSIX C11. What POSIX does not give us
  * lives here, behind #ifdef, each with a Linux and a macOS implementation:
- * the suspend-aware clocks and the identity of a running process.
+ * the suspend-aware clocks, the identity of a running process and the
+ * arguments of this process's parent.
  */
 #ifndef SMOKE_PLATFORM_H
 #define SMOKE_PLATFORM_H
@@ -35,5 +36,11 @@ int plat_proc_alive(pid_t pid, uint64_t token);
  * for children, the rlimit stays). Call first thing in main. Returns 0, or
  * -1 when the rlimit could not be set (errno says why). */
 int plat_harden_process(void);
+
+/* The argv of this process's parent (Linux: /proc/PPID/cmdline; macOS:
+ * sysctl KERN_PROCARGS2), copied into buf as consecutive NUL-terminated
+ * strings, cut at cap. Returns how many strings, or -1 when it cannot be
+ * read. For a hook to learn how the program that ran it was invoked. */
+int plat_parent_argv(char *buf, size_t cap);
 
 #endif

@@ -539,7 +539,7 @@ static int phase_tests_copy(rehearsal *r, char *dir, size_t cap);
  * phase as interrupted and ends the hung child's group, so nothing stays. */
 static void ctrl_c_through_ctest(rehearsal *r)
 {
-    char ctest[W_PATH], dir[W_PATH];
+    char ctest[W_PATH], dir[sizeof ((rehearsal *)0)->ctest_dir];
     if (!check(r, find_ctest(ctest, sizeof ctest), "no ctest on PATH") ||
         !phase_tests_copy(r, dir, sizeof dir))
         return;
@@ -646,6 +646,14 @@ static int find_ctest(char *out, size_t cap)
     return found;
 }
 
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *at = strstr(text, needle); at; at = strstr(at + 1, needle))
+        n++;
+    return n;
+}
+
 /* The line ctest prints for one test contains `want` ("Passed", ...). */
 static int ctest_says(const char *out, const char *test, const char *want)
 {
@@ -657,30 +665,16 @@ static int ctest_says(const char *out, const char *test, const char *want)
     return hit && (!eol || hit < eol);
 }
 
-/* The build folder's phase tests, as they are (same commands, same
- * properties), in a folder of the world's own: this rehearsal often runs
- * under ctest in the build folder, and two ctest processes must not share
- * one Testing/ folder. 1 on success. */
+/* The build folder's phase tests and CTest hooks, as they are, in a
+ * folder of the world's own (via_ctest.h): this rehearsal often runs under
+ * ctest in the build folder, and two ctest processes must not share one
+ * Testing/ folder. 1 on success. */
 static int phase_tests_copy(rehearsal *r, char *dir, size_t cap)
 {
-    char build[W_PATH];
-    snprintf(build, sizeof build, "%s", r->w.band_smoke);
-    *strrchr(build, '/') = '\0';
-    char *from = tk_path(build, "CTestTestfile.cmake");
-    char *text = tk_read(from, NULL);
-    free(from);
-    snprintf(dir, cap, "%s/ctest", r->w.root);
-    mkdir(dir, 0700);
-    char *to = tk_path(dir, "CTestTestfile.cmake");
-    FILE *fp = text ? fopen(to, "w") : NULL;
-    for (char *save = NULL, *line = fp ? strtok_r(text, "\n", &save) : NULL; line;
-         line = strtok_r(NULL, "\n", &save))
-        if (strncmp(line, "subdirs(", 8) != 0) /* the phases only */
-            fprintf(fp, "%s\n", line);
-    int ok = fp && fclose(fp) == 0;
-    free(to);
-    free(text);
-    return check(r, ok, "cannot copy the phase tests of %s", build);
+    if (!r->ctest_dir[0] && via_ctest_open(r) != 0)
+        return 0;
+    snprintf(dir, cap, "%s", r->ctest_dir);
+    return 1;
 }
 
 /* One `ctest --test-dir BUILD -R phase --output-on-failure`, as the
@@ -688,7 +682,7 @@ static int phase_tests_copy(rehearsal *r, char *dir, size_t cap)
  * *out holds what it printed. */
 static int ctest_pass(rehearsal *r, run_out *out)
 {
-    char ctest[W_PATH], dir[W_PATH];
+    char ctest[W_PATH], dir[sizeof ((rehearsal *)0)->ctest_dir];
     out->text = NULL;
     if (!check(r, find_ctest(ctest, sizeof ctest), "no ctest on PATH") ||
         !phase_tests_copy(r, dir, sizeof dir))
@@ -782,6 +776,13 @@ static void scenario_fail_through_ctest(rehearsal *r)
           "phase.05.initial did not fail");
     check(r, out.text && ctest_says(out.text, "phase.06.wifi-checkpoint", "Skipped"),
           "phase.06.wifi-checkpoint was not skipped");
+    /* --output-on-failure printed the failed phase's lines; the story at
+     * the end points at them rather than print them again. */
+    check(r, out.text && strstr(out.text, "phase.05.initial (Initial probe): FAILED; its lines "
+                                          "are above, where ctest printed them"),
+          "the story at the end does not point at phase.05.initial's lines");
+    check(r, out.text && count_of(out.text, "probe initial: sending a marker") == 1,
+          "phase.05.initial's lines are not on screen exactly once");
     check_ended_in_place(r, &out, run_id, generation);
     run_out_free(&out);
 }

@@ -296,6 +296,39 @@ static void test_zombie_is_not_alive(void)
     CU_ASSERT_FALSE(plat_proc_alive(child, token));
 }
 
+/* A child reads its parent's argv: this test's own (Linux: compared with
+ * /proc/self/cmdline, which is what the product reads from the child). */
+static void test_parent_argv(void)
+{
+    char mine[8192];
+    FILE *fp = fopen("/proc/self/cmdline", "rb");
+    size_t len = fp ? fread(mine, 1, sizeof mine, fp) : 0;
+    if (fp)
+        fclose(fp);
+    if (!UNIT_CHECK(len > 0 && len < sizeof mine, "read /proc/self/cmdline"))
+        return;
+    int strings = 0;
+    for (size_t i = 0; i < len; i++)
+        strings += mine[i] == '\0';
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char got[8192];
+        int n = plat_parent_argv(got, sizeof got);
+        _exit(n == strings && memcmp(got, mine, len) == 0 ? 0 : 1);
+    }
+    int status = -1;
+    waitpid(pid, &status, 0);
+    UNIT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+               "the child read its parent's %d arguments (status %d)", strings, status);
+
+    char small[6];
+    int n = plat_parent_argv(small, sizeof small); /* cut short: still strings */
+    UNIT_CHECK(n >= 1 && small[strlen(small)] == '\0' && strlen(small) < sizeof small,
+               "a cut argv ends as a string (%d)", n);
+    CU_ASSERT_EQUAL(plat_parent_argv(small, 1), -1);
+}
+
 const unit_case unit_cases[] = {
     {"iso_known_values", test_iso_known_values},
     {"iso_agrees_with_gmtime_1970_to_2100", test_iso_agrees_with_gmtime_1970_to_2100},
@@ -310,5 +343,6 @@ const unit_case unit_cases[] = {
     {"system_clocks_are_sane", test_system_clocks_are_sane},
     {"process_identity", test_process_identity},
     {"zombie_is_not_alive", test_zombie_is_not_alive},
+    {"parent_argv", test_parent_argv},
     {NULL, NULL},
 };

@@ -22,16 +22,21 @@ static void add_test(char *log, size_t cap, int n, const char *name, const char 
              n, name, n, name, name, output, name);
 }
 
-static char *render(const char *log, int *found)
+static char *render_shown(const char *log, int failures_shown, int *found)
 {
     char *path = tk_path(getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", "ctestview-out.txt");
     FILE *fp = fopen(path, "w+");
-    *found = ctestview_print_log(log, fp);
+    *found = ctestview_print_log(log, failures_shown, fp);
     fclose(fp);
     char *text = tk_read(path, NULL);
     remove(path);
     free(path);
     return text;
+}
+
+static char *render(const char *log, int *found)
+{
+    return render_shown(log, 0, found);
 }
 
 static void says(const char *text, const char *needle)
@@ -67,6 +72,53 @@ static void test_phase_lines_shown(void)
     says(out, "phase.03.sandbox (Sandbox): SKIPPED: phase.02 has not passed\n");
     says(out, "phase.05.initial (Initial probe): SKIPPED, the same reason as phase.04.launch");
     free(out);
+}
+
+/* ctest --output-on-failure already printed the failed phase's lines:
+ * the story gives its verdict line and points up, and the rest is as
+ * without the flag. */
+static void test_failed_lines_not_repeated(void)
+{
+    static char log[16384] = "";
+    add_test(log, sizeof log, 2, "phase.02.preflight",
+             "== phase.02.preflight: Preflight (run ab12cd34)\n[FAIL] SBX_SANDBOX is unset\n"
+             "[PASS] sbx runs\nFAILED phase.02.preflight in 1 ms: 1 of 8 failed\n"
+             "next: phase.02.preflight (Preflight), last failed\n");
+    add_test(log, sizeof log, 3, "phase.03.sandbox", "SKIPPED: phase.02 has not passed\n");
+    int found = 0;
+    char *out = render_shown(log, 1, &found);
+    UNIT_CHECK(found == 2, "found %d phases", found);
+    says(out, "phase.02.preflight (Preflight): FAILED; its lines are above, where ctest "
+              "printed them\n  FAILED phase.02.preflight in 1 ms: 1 of 8 failed\n");
+    UNIT_CHECK(!strstr(out, "[FAIL]") && !strstr(out, "[PASS]"), "lines repeated:\n%s", out);
+    says(out, "phase.03.sandbox (Sandbox): SKIPPED: phase.02 has not passed\n");
+    free(out);
+    out = render(log, &found);
+    says(out, "phase.02.preflight (Preflight): FAILED\n  [FAIL] SBX_SANDBOX is unset\n");
+    free(out);
+}
+
+/* What tells the hook that ctest shows failed output itself. */
+static void test_failures_shown_by(void)
+{
+    static const char plain[] = "ctest\0--test-dir\0build\0-R\0phase";
+    static const char flag[] = "ctest\0-R\0phase\0--output-on-failure";
+    static const char verbose[] = "ctest\0-V\0-R\0phase";
+    static const char lookalike[] = "ctest\0-R\0--output-on-failure-not";
+    CU_ASSERT_FALSE(ctestview_failures_shown(plain, 5, NULL));
+    CU_ASSERT_TRUE(ctestview_failures_shown(flag, 4, NULL));
+    CU_ASSERT_TRUE(ctestview_failures_shown(verbose, 4, NULL));
+    CU_ASSERT_FALSE(ctestview_failures_shown(lookalike, 3, NULL));
+    CU_ASSERT_FALSE(ctestview_failures_shown(flag, 3, NULL)); /* only n strings count */
+    CU_ASSERT_FALSE(ctestview_failures_shown(NULL, -1, NULL)); /* unknown: show the lines */
+    const char *yes[] = {"1", "ON", "yes", "TRUE", "y", "2"};
+    const char *no[] = {"", "0", "OFF", "no", "false", "N", "IGNORE", "NOTFOUND", "x-NOTFOUND"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        UNIT_CHECK(ctestview_failures_shown(plain, 5, yes[i]), "CTEST_OUTPUT_ON_FAILURE=%s",
+                   yes[i]);
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        UNIT_CHECK(!ctestview_failures_shown(plain, 5, no[i]), "CTEST_OUTPUT_ON_FAILURE=%s",
+                   no[i]);
 }
 
 static void test_already_passed_in_one_line(void)
@@ -126,5 +178,7 @@ const unit_case unit_cases[] = {
     {"already_passed_in_one_line", test_already_passed_in_one_line},
     {"quiet_without_phases", test_quiet_without_phases},
     {"long_output_capped", test_long_output_capped},
+    {"failed_lines_not_repeated", test_failed_lines_not_repeated},
+    {"failures_shown_by", test_failures_shown_by},
     {NULL, NULL},
 };
