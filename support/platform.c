@@ -72,16 +72,18 @@ typedef struct proc_facts {
 #define STAT_STATE_FIELD 3
 #define STAT_STARTTIME_FIELD 22
 
-static int read_proc_stat(pid_t pid, char *buf, size_t cap)
+/* Up to cap bytes of /proc/PID/<name>, as they are (no NUL added); -1
+ * when the file cannot be opened. */
+static ssize_t read_proc_file(pid_t pid, const char *name, char *buf, size_t cap)
 {
     char path[64];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    snprintf(path, sizeof path, "/proc/%ld/%s", (long)pid, name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return -1;
     size_t used = 0;
-    while (used < cap - 1) {
-        ssize_t n = read(fd, buf + used, cap - 1 - used);
+    while (used < cap) {
+        ssize_t n = read(fd, buf + used, cap - used);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -89,7 +91,13 @@ static int read_proc_stat(pid_t pid, char *buf, size_t cap)
         used += (size_t)n;
     }
     close(fd);
-    buf[used] = '\0';
+    return (ssize_t)used;
+}
+
+static int read_proc_stat(pid_t pid, char *buf, size_t cap)
+{
+    ssize_t used = read_proc_file(pid, "stat", buf, cap - 1);
+    buf[used > 0 ? used : 0] = '\0';
     return used > 0;
 }
 
@@ -166,18 +174,7 @@ int plat_proc_alive(pid_t pid, uint64_t token)
 /* cmdline holds argv as NUL-terminated strings, back to back. */
 static ssize_t read_parent_args(char *buf, size_t cap)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)getppid());
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    size_t len = 0;
-    ssize_t n = 0;
-    while (len < cap && ((n = read(fd, buf + len, cap - len)) > 0 || (n < 0 && errno == EINTR)))
-        if (n > 0)
-            len += (size_t)n;
-    close(fd);
-    return n < 0 ? -1 : (ssize_t)len;
+    return read_proc_file(getppid(), "cmdline", buf, cap);
 }
 
 #else /* __APPLE__ */
