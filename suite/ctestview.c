@@ -42,12 +42,18 @@ static int starts(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* The engine's line for a phase that failed or could not run. */
+static int is_failure_line(const char *line)
+{
+    return starts(line, "FAILED ") || starts(line, "ERROR:");
+}
+
 static const char *verdict_of(const block *b)
 {
     if (b->n > 0 && starts(b->lines[0], "SKIPPED:"))
         return "skipped";
     for (int i = 0; i < b->n; i++)
-        if (starts(b->lines[i], "FAILED ") || starts(b->lines[i], "ERROR:"))
+        if (is_failure_line(b->lines[i]))
             return "FAILED";
     for (int i = 0; i < b->n; i++)
         if (starts(b->lines[i], "PASSED ") || strstr(b->lines[i], " already passed at "))
@@ -72,7 +78,7 @@ static void print_failed_shown_above(const block *b, FILE *out)
     redact_fprintf(out, "%s (%s): FAILED; its lines are above, where ctest printed them\n",
                    b->def->ctest_name, b->def->title);
     for (int i = 0; i < b->n; i++)
-        if (starts(b->lines[i], "FAILED ") || starts(b->lines[i], "ERROR:"))
+        if (is_failure_line(b->lines[i]))
             redact_fprintf(out, "  %s\n", b->lines[i]);
 }
 
