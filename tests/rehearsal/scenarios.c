@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "phases.h"
 #include "rehearse.h"
 #include "run.h"
 #include "tk.h"
@@ -530,22 +531,15 @@ static int wait_procs(const char *exe, const char *arg1, int want_some, int time
     }
 }
 
-static int find_ctest(char *out, size_t cap);
-static int phase_tests_copy(rehearsal *r, char *dir, size_t cap);
-
 /* Ctrl-C as a terminal sends it to `ctest -R phase`: SIGINT to ctest's
  * whole process group, band-smoke under it included, while the sandbox
  * phase waits on a hung `sbx ls`. ctest dies of it; band-smoke records the
  * phase as interrupted and ends the hung child's group, so nothing stays. */
 static void ctrl_c_through_ctest(rehearsal *r)
 {
-    char ctest[W_PATH], dir[sizeof ((rehearsal *)0)->ctest_dir];
-    if (!check(r, find_ctest(ctest, sizeof ctest), "no ctest on PATH") ||
-        !phase_tests_copy(r, dir, sizeof dir))
+    if (via_ctest_open(r) != 0)
         return;
-    char *argv[] = {ctest, "--test-dir", dir, "-R", "phase", "--output-on-failure", NULL};
-    say(r, "$ ctest --test-dir %s -R phase --output-on-failure, in the background", dir);
-    int pid = run_background(&r->w, argv);
+    int pid = via_ctest_start(r, "phase");
     check(r, wait_procs(r->w.sbx_bin, "ls", 1, 20000) > 0, "no hung `sbx ls` under ctest");
     sleep_ms(300);
     say(r, "INJECT Ctrl-C: SIGINT to ctest's process group (pid %d)", pid);
@@ -631,21 +625,6 @@ static void scenario_ctrl_c(rehearsal *r)
 
 /* ---- abandon through ctest --------------------------------------------- */
 
-/* ctest as the operator types it: found on PATH like a shell would. */
-static int find_ctest(char *out, size_t cap)
-{
-    const char *path = getenv("PATH");
-    char *copy = strdup(path ? path : "/usr/bin:/usr/local/bin");
-    int found = 0;
-    for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir && !found;
-         dir = strtok_r(NULL, ":", &save)) {
-        snprintf(out, cap, "%s/ctest", dir);
-        found = access(out, X_OK) == 0;
-    }
-    free(copy);
-    return found;
-}
-
 static int count_of(const char *text, const char *needle)
 {
     int n = 0;
@@ -654,54 +633,22 @@ static int count_of(const char *text, const char *needle)
     return n;
 }
 
-/* The line ctest prints for one test contains `want` ("Passed", ...). */
-static int ctest_says(const char *out, const char *test, const char *want)
+/* What one `ctest -R phase` pass (via_ctest.h: step_ctest) said of a
+ * phase: 0 passed, 77 skipped, 1 failed, -1 not run. */
+static int ctest_status(const int status[PH__COUNT], const char *phase)
 {
-    char key[96];
-    snprintf(key, sizeof key, "%s .", test);
-    const char *line = strstr(out, key);
-    const char *eol = line ? strchr(line, '\n') : NULL;
-    const char *hit = line ? strstr(line, want) : NULL;
-    return hit && (!eol || hit < eol);
-}
-
-/* The build folder's phase tests and CTest hooks, as they are, in a
- * folder of the world's own (via_ctest.h): this rehearsal often runs under
- * ctest in the build folder, and two ctest processes must not share one
- * Testing/ folder. 1 on success. */
-static int phase_tests_copy(rehearsal *r, char *dir, size_t cap)
-{
-    if (!r->ctest_dir[0] && via_ctest_open(r) != 0)
-        return 0;
-    snprintf(dir, cap, "%s", r->ctest_dir);
-    return 1;
-}
-
-/* One `ctest --test-dir BUILD -R phase --output-on-failure`, as the
- * operator types it (BUILD being the copy above); returns its status,
- * *out holds what it printed. */
-static int ctest_pass(rehearsal *r, run_out *out)
-{
-    char ctest[W_PATH], dir[sizeof ((rehearsal *)0)->ctest_dir];
-    out->text = NULL;
-    if (!check(r, find_ctest(ctest, sizeof ctest), "no ctest on PATH") ||
-        !phase_tests_copy(r, dir, sizeof dir))
-        return -1;
-    char *argv[] = {ctest, "--test-dir", dir, "-R", "phase", "--output-on-failure", NULL};
-    say(r, "$ ctest --test-dir %s -R phase --output-on-failure", dir);
-    return run_child(&r->w, argv, 600000, "          | ", out);
+    const phase_def *d = phase_find(phase);
+    return d ? status[d->id] : -1;
 }
 
 /* The pass ended the run it found (`run_id`, agent `generation`): failed,
  * cleaned up, torn down, FAIL; no new run, no relaunch, nothing live. */
-static void check_ended_in_place(rehearsal *r, const run_out *out, const char *run_id,
+static void check_ended_in_place(rehearsal *r, const int status[PH__COUNT], const char *run_id,
                                  int generation)
 {
-    static const char *const ran[] = {"phase.11.cleanup", "phase.12.report",
-                                      "phase.13.teardown", NULL};
+    static const char *const ran[] = {"cleanup", "report", "teardown", NULL};
     for (int i = 0; ran[i]; i++)
-        check(r, out->text && ctest_says(out->text, ran[i], "Passed"), "%s did not pass",
-              ran[i]);
+        check(r, ctest_status(status, ran[i]) == 0, "phase %s did not pass", ran[i]);
     state_t *st = load_state(r);
     if (st) {
         check(r, strcmp(st->run_id, run_id) == 0, "the pass began run %s; the run was %s",
@@ -748,13 +695,13 @@ static void scenario_abandon_through_ctest(rehearsal *r)
         return abandon(r);
     say(r, "the operator gives the run up at the Wi-Fi checkpoint");
     step_smoke(r, 0, "record-phase", "failed", NULL);
-    run_out out;
-    int status = ctest_pass(r, &out);
-    check(r, status == 0, "ctest -R phase exit %d, expected 0", status);
-    check(r, out.text && ctest_says(out.text, "phase.01.start", "Skipped"),
-          "phase.01.start was not skipped (a new run?)");
-    check_ended_in_place(r, &out, run_id, generation);
-    run_out_free(&out);
+    int status[PH__COUNT];
+    if (via_ctest_open(r) != 0)
+        return;
+    int rc = step_ctest(r, "phase", status, NULL);
+    check(r, rc == 0, "ctest -R phase exit %d, expected 0", rc);
+    check(r, ctest_status(status, "start") == 77, "phase.01.start was not skipped (a new run?)");
+    check_ended_in_place(r, status, run_id, generation);
 }
 
 /* Once the agent runs, a failure ends the run in the same `ctest -R phase`
@@ -769,22 +716,24 @@ static void scenario_fail_through_ctest(rehearsal *r)
     inject_band(r, "every message the user side sends fails",
                 "{\"action\":\"fail_rest\",\"count\":1000,\"status\":500,"
                 "\"match\":\"POST /api/v1/me/chats/\"}");
-    run_out out;
-    int status = ctest_pass(r, &out);
-    check(r, status != 0, "ctest -R phase exit 0 with a failed probe");
-    check(r, out.text && ctest_says(out.text, "phase.05.initial", "Failed"),
-          "phase.05.initial did not fail");
-    check(r, out.text && ctest_says(out.text, "phase.06.wifi-checkpoint", "Skipped"),
+    int status[PH__COUNT];
+    char *text = NULL;
+    if (via_ctest_open(r) != 0)
+        return;
+    int rc = step_ctest(r, "phase", status, &text);
+    check(r, rc != 0, "ctest -R phase exit 0 with a failed probe");
+    check(r, ctest_status(status, "initial") == 1, "phase.05.initial did not fail");
+    check(r, ctest_status(status, "wifi-checkpoint") == 77,
           "phase.06.wifi-checkpoint was not skipped");
     /* --output-on-failure printed the failed phase's lines; the story at
      * the end points at them rather than print them again. */
-    check(r, out.text && strstr(out.text, "phase.05.initial (Initial probe): FAILED; its lines "
-                                          "are above, where ctest printed them"),
+    check(r, text && strstr(text, "phase.05.initial (Initial probe): FAILED; its lines "
+                                  "are above, where ctest printed them"),
           "the story at the end does not point at phase.05.initial's lines");
-    check(r, out.text && count_of(out.text, "probe initial: sending a marker") == 1,
+    check(r, text && count_of(text, "probe initial: sending a marker") == 1,
           "phase.05.initial's lines are not on screen exactly once");
-    check_ended_in_place(r, &out, run_id, generation);
-    run_out_free(&out);
+    check_ended_in_place(r, status, run_id, generation);
+    free(text);
 }
 
 const scenario scenarios[] = {

@@ -20,9 +20,14 @@
 
 #include "rehearse.h"
 
-/* Prepares the copy of the phase tests under r->w.root. 0 on success; on
- * failure a failed check says why. */
+/* Prepares the copy of the phase tests under r->w.root (once; later calls
+ * return 0 at once). 0 on success; on failure a failed check says why. */
 int via_ctest_open(rehearsal *r);
+
+/* Starts the same ctest command as step_ctest in the background, for a
+ * step that signals it while it runs; returns its pid (run.h: run_reap),
+ * or -1. */
+int via_ctest_start(rehearsal *r, const char *regex);
 
 /* One ctest run with -R `regex`. Checks the screen as above and returns,
  * per phase in run order, what ctest said of it (0 passed, 77 skipped,
