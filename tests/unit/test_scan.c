@@ -83,6 +83,26 @@ static int execed(pid_t pid)
     return 0;
 }
 
+/* A child that is `sleep 30` with argv and env by the time this returns. */
+static pid_t sleeping_with(char *const argv[], char *const env[])
+{
+    int go;
+    pid_t pid = child_then_exec(&go, argv, env);
+    if (pid > 0) {
+        release(go);
+        UNIT_CHECK(execed(pid), "the child became sleep");
+    }
+    return pid;
+}
+
+/* A scan that runs for n sweeps and stops. */
+static void scan_for_sweeps(scan *s, long n)
+{
+    UNIT_CHECK(scan_start(s) == 0, "scan_start");
+    UNIT_CHECK(sweeps_more(s, n), "%ld sweeps in 10 s", n);
+    scan_stop(s);
+}
+
 static void test_environment_after_exec_is_searched(void)
 {
     char key[96], entry[128];
@@ -119,13 +139,8 @@ static void test_argv_is_searched(void)
     char *argv[] = {key, "30", NULL}, *env[] = {NULL}; /* argv[0] is free text */
     scan s;
     scan_init(&s, key, "/nonexistent/agent");
-    int go;
-    pid_t pid = child_then_exec(&go, argv, env);
-    UNIT_CHECK(scan_start(&s) == 0, "scan_start");
-    release(go);
-    UNIT_CHECK(execed(pid), "the child became sleep");
-    UNIT_CHECK(sweeps_more(&s, 2), "two sweeps");
-    scan_stop(&s);
+    pid_t pid = sleeping_with(argv, env);
+    scan_for_sweeps(&s, 2);
     char where[64];
     snprintf(where, sizeof where, "the argv of pid %ld", (long)pid);
     UNIT_CHECK(s.hits >= 1 && strstr(s.first_hit, where), "found in argv: %s", s.first_hit);
@@ -143,10 +158,7 @@ static void test_key_added_later_is_searched_for(void)
     char *argv[] = {"sleep", "30", NULL}, *env[] = {entry, NULL};
     scan s;
     scan_init(&s, user, "/nonexistent/agent");
-    int go;
-    pid_t pid = child_then_exec(&go, argv, env);
-    release(go);
-    UNIT_CHECK(execed(pid), "the child became sleep");
+    pid_t pid = sleeping_with(argv, env);
     UNIT_CHECK(scan_start(&s) == 0, "scan_start");
     UNIT_CHECK(sweeps_more(&s, 3), "three sweeps");
     UNIT_CHECK(s.hits == 0, "the agent key is not known yet: %s", s.first_hit);
@@ -170,23 +182,14 @@ static void test_agent_may_hold_only_its_own_key(void)
     scan s;
     scan_init(&s, user, exe);
     scan_add_key(&s, agent);
-    int go;
-    pid_t pid = child_then_exec(&go, argv, env);
-    release(go);
-    UNIT_CHECK(execed(pid), "the child became sleep");
-    UNIT_CHECK(scan_start(&s) == 0, "scan_start");
-    UNIT_CHECK(sweeps_more(&s, 3), "three sweeps");
-    scan_stop(&s);
+    pid_t pid = sleeping_with(argv, env);
+    scan_for_sweeps(&s, 3);
     UNIT_CHECK(s.hits == 0, "the agent's own key is allowed: %s", s.first_hit);
     end_child(pid);
 
     snprintf(entry, sizeof entry, "BAND_API_KEY_USER=%s", user);
-    pid = child_then_exec(&go, argv, env);
-    release(go);
-    UNIT_CHECK(execed(pid), "the second child became sleep");
-    UNIT_CHECK(scan_start(&s) == 0, "scan_start again");
-    UNIT_CHECK(sweeps_more(&s, 3), "three sweeps");
-    scan_stop(&s);
+    pid = sleeping_with(argv, env);
+    scan_for_sweeps(&s, 3);
     UNIT_CHECK(s.hits >= 1 && strstr(s.first_hit, "the canary user"), "user key: %s",
                s.first_hit);
     end_child(pid);
