@@ -4,9 +4,9 @@
  *   unit-NAME                 every case
  *   unit-NAME CASE...         these cases (an unknown name is an error)
  *   unit-NAME --part K/N      every N-th case from the K-th (1 <= K <= N):
- *                             the N parts together run every case once, so
- *                             ctest can run one binary as N parallel tests
- *                             without a second list of its cases
+ *                             the N parts together run every case once,
+ *                             without a second list of its cases; one part
+ *                             of --jobs N, run alone
  *   unit-NAME --jobs N        the N parts at once, each in a child process
  *                             of its own; their output printed whole, part
  *                             by part, once all have ended. The cases mostly
