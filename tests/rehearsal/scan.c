@@ -202,7 +202,7 @@ static int read_stat(const char *pid, proc_stat *st)
     buf[len] = '\0';
     memset(st, 0, sizeof *st);
     const char *p = strrchr(buf, ')');
-    if (!p || sscanf(p + 1, " %*c %d", &st->ppid) != 1)
+    if (!p || strlen(p) < 4)
         return -1;
     p += 4; /* ") S ": field 3, the state letter, is behind */
     for (int field = 4; field <= 51 && *p; field++) {
@@ -210,7 +210,9 @@ static int read_stat(const char *pid, proc_stat *st)
         unsigned long long v = strtoull(p, &end, 10);
         if (end == p)
             return -1;
-        if (field == 22)
+        if (field == 4)
+            st->ppid = (int)v;
+        else if (field == 22)
             st->start = v;
         else if (field == 48)
             st->arg_start = v;
@@ -223,23 +225,15 @@ static int read_stat(const char *pid, proc_stat *st)
     return 0;
 }
 
-static void parent_of(const char *pid, char *out, size_t cap)
-{
-    proc_stat st;
-    out[0] = '\0';
-    if (read_stat(pid, &st) == 0 && st.ppid > 0)
-        snprintf(out, cap, "%d", st.ppid);
-}
-
 /* band-smoke's children (sbx, uv, its launcher): RLIMIT_CORE must be 0
  * (issue 9 finding 4). band-smoke itself is judged through them: it sets
  * its limit first thing in main, so a band-smoke caught between its exec
  * and that line is no finding, while everything it starts comes later. */
-static void check_core_limit(scan *s, const char *pid, char *buf, size_t cap)
+static void check_core_limit(scan *s, const char *pid, int ppid, char *buf, size_t cap)
 {
     char parent[32];
-    parent_of(pid, parent, sizeof parent);
-    if (!parent[0] || !scan_proc_runs(parent, s->core_exe))
+    snprintf(parent, sizeof parent, "%d", ppid);
+    if (ppid <= 0 || !scan_proc_runs(parent, s->core_exe))
         return;
     size_t len = read_proc(pid, "limits", buf, cap - 1);
     buf[len] = '\0';
@@ -291,7 +285,7 @@ static int known_keys(scan *s)
 }
 
 /* Returns how many bytes of argv and environment it read. */
-static size_t search_process(scan *s, const char *pid, char *buf, size_t cap)
+static size_t search_process(scan *s, const char *pid, int ppid, char *buf, size_t cap)
 {
     char where[320];
     size_t len = read_proc(pid, "cmdline", buf, cap), total = len;
@@ -305,7 +299,7 @@ static size_t search_process(scan *s, const char *pid, char *buf, size_t cap)
     snprintf(where, sizeof where, "the environment of pid %.32s", pid);
     search(s, where, buf, len, scan_proc_runs(pid, s->agent_exe));
     if (s->core_exe[0])
-        check_core_limit(s, pid, buf, cap);
+        check_core_limit(s, pid, ppid, buf, cap);
     return total;
 }
 
@@ -328,7 +322,7 @@ static void sweep(scan *s, seen *cache, char *buf, size_t cap)
             s->skipped++;
             continue;
         }
-        size_t bytes = search_process(s, e->d_name, buf, cap);
+        size_t bytes = search_process(s, e->d_name, st.ppid, buf, cap);
         s->searched++;
         /* Without addresses, only a process with nothing to read (a kernel
          * thread, a zombie, one between exec's two steps) is cached: the
